@@ -1,0 +1,1 @@
+"""Chemistry core: bags, canonical SMILES, compositions, formulas, the leftover-chain rule. No torch here."""

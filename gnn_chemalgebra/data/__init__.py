@@ -1,0 +1,1 @@
+"""USPTO-BAL builder, ChemAlgebra augmentation and variants, PyG featurisation."""

@@ -1,0 +1,56 @@
+"""The project's own exceptions: every bad input is reported with where it came from and why."""
+
+from __future__ import annotations
+
+
+class ChemAlgebraError(Exception):
+    """Base class of every error the project raises on purpose."""
+
+
+class InputError(ChemAlgebraError):
+    """Bad user input, located by file, line (1-based) and offending term.
+
+    ``str(err)`` is one line ``file:line: reason (term 'x')`` suitable for a CLI error message.
+    """
+
+    def __init__(
+        self,
+        reason: str,
+        *,
+        path: str | None = None,
+        line: int | None = None,
+        term: str | None = None,
+    ) -> None:
+        self.reason = reason
+        self.path = path
+        self.line = line
+        self.term = term
+        super().__init__(self.format())
+
+    def format(self) -> str:
+        where = ""
+        if self.path is not None:
+            where = str(self.path)
+        if self.line is not None:
+            where = f"{where}:{self.line}" if where else f"line {self.line}"
+        msg = f"{where}: {self.reason}" if where else self.reason
+        if self.term is not None:
+            msg += f" (term {self.term!r})"
+        return msg
+
+    def located(self, path: str | None = None, line: int | None = None) -> InputError:
+        """Return a copy with the file and line filled in (keeps values already set)."""
+        return InputError(
+            self.reason,
+            path=self.path if self.path is not None else path,
+            line=self.line if self.line is not None else line,
+            term=self.term,
+        )
+
+
+class ChemistryError(InputError):
+    """A molecule that RDKit (or the formula parser) cannot read."""
+
+
+class BalanceError(ChemAlgebraError):
+    """An equation that has no positive balancing, or an inconsistent decomposition."""

@@ -1,0 +1,1 @@
+"""ChemAlgebra metrics, reports and ceilings."""

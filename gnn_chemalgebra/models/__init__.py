@@ -1,0 +1,1 @@
+"""Models: GNN encoder, set encoder, heads, decoders, the Transformer baseline."""

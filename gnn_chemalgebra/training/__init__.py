@@ -1,0 +1,1 @@
+"""Training loops, checkpoints, devices and logging."""
