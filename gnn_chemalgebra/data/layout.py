@@ -1,0 +1,75 @@
+"""Where built files live. This docstring is the contract between the builder and its readers.
+
+``gnnca data build --out OUT`` writes::
+
+    OUT/manifest.json        seed, protocol, versions, uspto_bal counts, every file's line count and sha256
+    OUT/skipped.tsv          mit_split, mit_index, reason, detail -- one row per reaction not in USPTO-BAL
+    OUT/uspto_mit_separated/src-{valid,test}.txt   "reactants>reagents" (canonical SMILES, '.'-joined)
+                            tgt-{valid,test}.txt   products (canonical SMILES, '.'-joined)
+    OUT/uspto_bal/src-{train,valid,test}.txt       benchmark format, all coefficients {1}
+                 tgt-{train,valid,test}.txt
+                 reactions-{train,valid,test}.jsonl  one base reaction per line (see BaseReaction)
+    OUT/ChemAlgebra_{F|S}_T{1|2}_x{1|5}/src-<split>.txt, tgt-<split>.txt, meta-<split>.jsonl
+        splits: train, valid, test_in, test_out, train_cross, valid_cross, test_cross
+
+A ``reactions-*.jsonl`` record::
+
+    {"id": 0, "mit_split": "valid", "mit_index": 17, "status": "balanced" | "rebalanced",
+     "reactants": [smiles, ...],   # includes the reactant-side leftover chain, if any
+     "reagents": [smiles, ...], "products": [smiles, ...],   # products include the product-side leftover
+     "leftover_product": smiles | null, "leftover_reactant": smiles | null,
+     "mapped": "<atom-mapped reaction SMILES from rexgen_direct>", "edits": "<rexgen edit field>"}
+
+A ``meta-<split>.jsonl`` record (line i describes line i of src/tgt)::
+
+    {"rxn": id in reactions-<bal_split>.jsonl, "bal_split": "train" | "valid" | "test",
+     "set": "in" | "out", "xi": extent (Type 1: k; Type 2: k_hat),
+     "k": {mol: k_m}  (Type 1: every molecule has the one k),
+     "src_roles": ["reactant" | "reagent" | "product", ...]  one per source term, in line order,
+     "tgt_roles": ["product" | "reagent" | "reactant", ...]  one per target term,
+     "nu": [[mol, n], ...]  base reaction in this variant's molecule strings (formulas for F variants):
+                            n = (#product occurrences) - (#reactant occurrences), zeros omitted}
+
+Identity checked for every line: totals(tgt) == totals(src) + xi * nu, per molecule string.
+
+Local protocol (only MIT valid+test bundled): USPTO-BAL train/valid = a seeded 90/10 split of the reactions
+kept from MIT valid; USPTO-BAL test = the reactions kept from MIT test. Paper protocol (``--source`` with a
+train split): MIT train/valid/test map to USPTO-BAL train/valid/test.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+VARIANTS: tuple[str, ...] = tuple(
+    f"ChemAlgebra_{r}_T{t}_x{x}" for r in ("F", "S") for t in (1, 2) for x in (1, 5)
+)
+VARIANT_SPLITS: tuple[str, ...] = (
+    "train",
+    "valid",
+    "test_in",
+    "test_out",
+    "train_cross",
+    "valid_cross",
+    "test_cross",
+)
+TEST_SETTINGS: tuple[str, ...] = ("test_in", "test_cross", "test_out")
+BAL_SPLITS: tuple[str, ...] = ("train", "valid", "test")
+S_IN: tuple[int, ...] = (1, 2, 3, 4, 5)
+S_OUT: tuple[int, ...] = (6, 7, 8, 9, 10)
+
+
+def variant_short(name: str) -> str:
+    """``ChemAlgebra_F_T1_x1`` -> ``F_T1_x1``."""
+    return name.removeprefix("ChemAlgebra_")
+
+
+def variant_props(name: str) -> dict[str, object]:
+    """Representation, type and multiplicity of a variant name (short or long)."""
+    r, t, x = variant_short(name).split("_")
+    return {"repr": "formula" if r == "F" else "smiles", "type": int(t[1]), "x": int(x[1])}
+
+
+def split_files(out: Path, variant: str, split: str) -> tuple[Path, Path, Path]:
+    d = Path(out) / variant
+    return d / f"src-{split}.txt", d / f"tgt-{split}.txt", d / f"meta-{split}.jsonl"
