@@ -1,0 +1,457 @@
+"""ChemAlgebra metrics (benchmark doc §5): exact match, coefficient-aware Jaccard and F1, their
+molecule-only variants, top-k exact match from beam files, and the validity/balance rates.
+
+Two modes, because the published numbers come from a scorer with defects we want to keep measurable:
+
+``paper`` -- reproduces the authors' scorer:
+  * a predicted term whose SMILES RDKit rejects is silently dropped (neither right nor wrong);
+  * a predicted term without ``{k}`` is dropped;
+  * terms pair in order (each true term with the first unpaired predicted term of the same molecule), so
+    duplicate terms make the score depend on order;
+  * formulas match by plain string equality (``OH2`` is not ``H2O``); an invalid formula string is simply
+    a term that matches nothing (a false positive), because the authors' scorer never parses formulas.
+``strict`` -- fixes those defects:
+  * an unparsable predicted molecule is a false positive with its coefficient;
+  * a bare ``MOL`` term is read with coefficient 1 (the chemist's convention) and scored;
+  * duplicates are merged per molecule (coefficients summed) on both sides before pairing, so the
+    score is a function of the two multisets and does not depend on order;
+  * formulas match after canonicalisation (parse, then write in Hill order: ``OH2`` == ``H2O``).
+
+In both modes, broken coefficient syntax in a prediction (``{x}``, ``{0}``, ``{-1}``, an unclosed or
+misplaced brace) is an :class:`InputError` located by file and line: it means the file is not a model's
+output in the benchmark format, not that the model was wrong. Whitespace inside a prediction line is
+removed first (OpenNMT writes space-separated tokens); an empty line predicts nothing; empty terms
+(``..`` or a trailing ``.``) are dropped. Reference files (targets, sources) must be fully valid.
+
+Secondary rates, in % of examples, judged on the top-1 prediction: ``VAL`` (the line is a well-formed
+bag: non-empty, every term ``{k}MOL``, every molecule parses in its representation), and, given the
+source lines, ``BAL`` (coefficient-weighted element counts and net charge equal the input's), ``DEF``
+(some input element is short and none is in excess), ``EXC`` (some element in excess, none short),
+``D+E`` (both) and ``CHG`` (same elements, different net charge). For a valid prediction exactly one of
+BAL/DEF/EXC/D+E/CHG holds, so they sum to VAL; an invalid prediction counts in none of them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from ..chem.bag import Term, parse_bag, parse_term
+from ..chem.composition import CHARGE_KEY
+from ..chem.formula import parse_formula, write_formula
+from ..chem.molecule import REPRS, Repr, composition
+from ..chem.smiles import try_canonical
+from ..errors import ChemistryError, InputError
+from .files import check_line_counts
+
+Mode = Literal["paper", "strict"]
+MODES: tuple[str, ...] = ("paper", "strict")
+RATES: tuple[str, ...] = ("BAL", "DEF", "EXC", "D+E", "CHG")
+DEFAULT_TOPK: tuple[int, ...] = (1, 3, 5, 10)
+
+# Prefix of the matching key of an unparsable predicted molecule (strict mode): no canonical SMILES or
+# formula starts with a NUL, so such a key can never match a target molecule.
+UNPARSABLE = "\x00"
+
+
+# --------------------------------------------------------------------------- scoring one pair
+@dataclass(frozen=True, slots=True)
+class PairCounts:
+    """Counts of one (prediction, target) pair; coefficient-aware and molecule-only."""
+
+    tp: int
+    fp: int
+    fn: int
+    mol_tp: int
+    mol_fp: int
+    mol_fn: int
+
+    @property
+    def em(self) -> bool:
+        return self.fp == 0 and self.fn == 0
+
+    @property
+    def jac(self) -> float:
+        return _ratio(self.tp, self.tp + self.fp + self.fn)
+
+    @property
+    def f1(self) -> float:
+        return _ratio(2 * self.tp, 2 * self.tp + self.fp + self.fn)
+
+    @property
+    def mol_jac(self) -> float:
+        return _ratio(self.mol_tp, self.mol_tp + self.mol_fp + self.mol_fn)
+
+    @property
+    def mol_f1(self) -> float:
+        return _ratio(2 * self.mol_tp, 2 * self.mol_tp + self.mol_fp + self.mol_fn)
+
+
+def _ratio(num: int, den: int) -> float:
+    # den == 0 only when both bags are empty, which a valid target excludes; two empty bags agree fully.
+    return 1.0 if den == 0 else num / den
+
+
+def _pair_in_order(pred: Sequence[tuple[str, int]], true: Sequence[tuple[str, int]]) -> tuple[int, int, int]:
+    """The authors' pairing: each true term takes the first unpaired predicted term of its molecule."""
+    free: dict[str, list[int]] = {}
+    for j, (mol, _) in enumerate(pred):
+        free.setdefault(mol, []).append(j)
+    for idx in free.values():
+        idx.reverse()  # pop() from the end yields the earliest free index
+    used = [False] * len(pred)
+    tp = fp = fn = 0
+    for mol, kt in true:
+        idx = free.get(mol)
+        if idx:
+            j = idx.pop()
+            used[j] = True
+            kp = pred[j][1]
+            tp += min(kt, kp)
+            fp += max(kp - kt, 0)
+            fn += max(kt - kp, 0)
+        else:
+            fn += kt
+    fp += sum(k for (_, k), u in zip(pred, used, strict=True) if not u)
+    return tp, fp, fn
+
+
+def _merge(terms: Sequence[Term]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for t in terms:
+        out[t.mol] = out.get(t.mol, 0) + t.coef
+    return out
+
+
+def score_pair(pred_terms: Sequence[Term], true_terms: Sequence[Term], mode: Mode = "paper") -> PairCounts:
+    """Score predicted against true terms whose ``mol`` fields are already matching keys.
+
+    Use :func:`parse_prediction` / :func:`parse_reference` to get such terms from lines; callers that hold
+    canonical molecules already (e.g. a model's decoded output) can pass :class:`Term` objects directly.
+    """
+    if mode == "paper":
+        pred = [(t.mol, t.coef) for t in pred_terms]
+        true = [(t.mol, t.coef) for t in true_terms]
+        tp, fp, fn = _pair_in_order(pred, true)
+        mtp, mfp, mfn = _pair_in_order([(m, 1) for m, _ in pred], [(m, 1) for m, _ in true])
+        return PairCounts(tp, fp, fn, mtp, mfp, mfn)
+    if mode != "strict":
+        raise InputError(f"unknown mode {mode!r}; expected one of {', '.join(MODES)}")
+    p, t = _merge(pred_terms), _merge(true_terms)
+    tp = sum(min(k, p.get(m, 0)) for m, k in t.items())
+    fp = sum(max(k - t.get(m, 0), 0) for m, k in p.items())
+    fn = sum(max(k - p.get(m, 0), 0) for m, k in t.items())
+    mtp = sum(1 for m in t if m in p)
+    return PairCounts(tp, fp, fn, mtp, len(p) - mtp, len(t) - mtp)
+
+
+# --------------------------------------------------------------------------- parsing lines
+@lru_cache(maxsize=200_000)
+def _formula_canonical(formula: str) -> str | None:
+    try:
+        return write_formula(parse_formula(formula))
+    except ChemistryError:
+        return None
+
+
+def molecule_key(mol: str, repr: Repr, mode: Mode) -> str | None:
+    """The string two molecules must share to match, or ``None`` when the molecule does not parse.
+
+    Paper-mode formulas are compared as written, so their key is the string itself (never ``None``).
+    """
+    if repr == "smiles":
+        return try_canonical(mol) if mol else None
+    if mode == "paper":
+        return mol
+    return _formula_canonical(mol)
+
+
+def molecule_parses(mol: str, repr: Repr) -> bool:
+    """Whether the molecule is readable in its representation (mode-independent; used by VAL)."""
+    if not mol:
+        return False
+    if repr == "smiles":
+        return try_canonical(mol) is not None
+    return _formula_canonical(mol) is not None
+
+
+def _split_term(piece: str) -> tuple[int | None, str] | None:
+    """``(coef, mol)`` of one prediction term; coef ``None`` for a bare ``MOL``; ``None`` for an empty term.
+
+    Raises :class:`InputError` on broken coefficient syntax only; ``{3}`` with nothing after it is a
+    well-formed coefficient followed by an (unparsable) empty molecule.
+    """
+    if piece == "":
+        return None
+    if not piece.startswith("{") and "{" not in piece and "}" not in piece:
+        return None, piece
+    if piece.startswith("{") and piece.endswith("}") and piece.count("{") == 1 and piece.count("}") == 1:
+        return parse_term(piece + "*").coef, ""  # validates the coefficient; the molecule is empty
+    t = parse_term(piece)
+    return t.coef, t.mol
+
+
+@dataclass(slots=True)
+class ParsedPrediction:
+    """A prediction line: scoring terms (matching keys), the raw readable terms, and validity."""
+
+    terms: list[Term]
+    raw: list[Term]
+    valid: bool
+
+
+def parse_prediction(
+    line: str,
+    repr: Repr,
+    mode: Mode = "paper",
+    *,
+    path: str | None = None,
+    line_no: int | None = None,
+) -> ParsedPrediction:
+    """Read a model's prediction leniently (a wrong molecule is a wrong answer, see the module doc)."""
+    text = "".join(line.split())
+    terms: list[Term] = []
+    raw: list[Term] = []
+    valid = text != ""
+    for piece in text.split(".") if text else ():
+        try:
+            parsed = _split_term(piece)
+        except InputError as err:
+            raise err.located(path, line_no) from None
+        if parsed is None:
+            valid = False
+            continue
+        coef, mol = parsed
+        if coef is None:
+            valid = False
+            if mode == "paper":
+                continue
+            coef = 1
+        if not molecule_parses(mol, repr):
+            valid = False
+        else:
+            raw.append(Term(coef, mol))
+        key = molecule_key(mol, repr, mode)
+        if key is None:
+            if mode == "paper":
+                continue
+            key = UNPARSABLE + mol
+        terms.append(Term(coef, key))
+    return ParsedPrediction(terms, raw, valid)
+
+
+def parse_reference(
+    line: str,
+    repr: Repr,
+    mode: Mode = "paper",
+    *,
+    path: str | None = None,
+    line_no: int | None = None,
+    what: str = "target",
+) -> list[Term]:
+    """Read a target (or source) line strictly: any defect is an :class:`InputError` with file and line."""
+    terms = parse_bag(line, path=path, line=line_no)
+    out: list[Term] = []
+    for t in terms:
+        key = molecule_key(t.mol, repr, mode) if molecule_parses(t.mol, repr) else None
+        if key is None:
+            hint = "RDKit cannot parse it" if repr == "smiles" else "not a molecular formula"
+            raise ChemistryError(
+                f"{what} molecule is not valid {repr} ({hint})", path=path, line=line_no, term=str(t)
+            )
+        out.append(Term(t.coef, key))
+    return out
+
+
+# --------------------------------------------------------------------------- balance rates
+def bag_composition(terms: Sequence[Term], repr: Repr) -> Counter:
+    """Coefficient-weighted element counts and net charge of readable terms."""
+    total: Counter = Counter()
+    for t in terms:
+        for label, n in composition(t.mol, repr).items():
+            total[label] += n * t.coef
+    return total
+
+
+def balance_class(pred: Counter, src: Counter) -> str:
+    """One of ``BAL``, ``DEF``, ``EXC``, ``D+E``, ``CHG`` (see the module doc)."""
+    elements = (set(pred) | set(src)) - {CHARGE_KEY}
+    deficit = any(pred.get(e, 0) < src.get(e, 0) for e in elements)
+    excess = any(pred.get(e, 0) > src.get(e, 0) for e in elements)
+    if deficit and excess:
+        return "D+E"
+    if deficit:
+        return "DEF"
+    if excess:
+        return "EXC"
+    return "BAL" if pred.get(CHARGE_KEY, 0) == src.get(CHARGE_KEY, 0) else "CHG"
+
+
+def source_composition(
+    line: str, repr: Repr, *, path: str | None = None, line_no: int | None = None
+) -> Counter:
+    """Composition of a source (input) line, which must be fully valid."""
+    terms = parse_bag(line, path=path, line=line_no)
+    for t in terms:
+        if not molecule_parses(t.mol, repr):
+            raise ChemistryError(f"source molecule is not valid {repr}", path=path, line=line_no, term=str(t))
+    return bag_composition(terms, repr)
+
+
+# --------------------------------------------------------------------------- whole files
+@dataclass(slots=True)
+class ExampleScore:
+    """Scores of one example: top-1 counts, the rank of the first exact beam line, validity, balance."""
+
+    counts: PairCounts
+    valid: bool
+    first_exact: int | None  # 1-based rank of the first exact-match beam line, None if none
+    balance: str | None = None  # set when source lines were given and the prediction is valid
+
+
+def _check_choice(value: str, choices: Sequence[str], what: str) -> None:
+    if value not in choices:
+        raise InputError(f"unknown {what} {value!r}; expected one of {', '.join(choices)}")
+
+
+def score_lines(
+    pred_lines: Sequence[str],
+    tgt_lines: Sequence[str],
+    repr: Repr,
+    mode: Mode = "paper",
+    *,
+    src_lines: Sequence[str] | None = None,
+    beam: int = 1,
+    pred_path: str | None = None,
+    tgt_path: str | None = None,
+    src_path: str | None = None,
+) -> Iterator[ExampleScore]:
+    """Per-example scores (for callers that need more than averages, e.g. scores beside a ceiling).
+
+    Options and line counts are checked at once; lines are parsed lazily, so a malformed line raises
+    when the iteration reaches it.
+    """
+    _check_choice(repr, REPRS, "representation")
+    _check_choice(mode, MODES, "mode")
+    check_line_counts(
+        len(pred_lines),
+        len(tgt_lines),
+        beam=beam,
+        pred_path=pred_path,
+        tgt_path=tgt_path,
+        n_src=None if src_lines is None else len(src_lines),
+        src_path=src_path,
+    )
+    return _score_lines(pred_lines, tgt_lines, repr, mode, src_lines, beam, pred_path, tgt_path, src_path)
+
+
+def _score_lines(
+    pred_lines: Sequence[str],
+    tgt_lines: Sequence[str],
+    repr: Repr,
+    mode: Mode,
+    src_lines: Sequence[str] | None,
+    beam: int,
+    pred_path: str | None,
+    tgt_path: str | None,
+    src_path: str | None,
+) -> Iterator[ExampleScore]:
+    for i, tgt_line in enumerate(tgt_lines):
+        true = parse_reference(tgt_line, repr, mode, path=tgt_path, line_no=i + 1)
+        top: ParsedPrediction | None = None
+        counts: PairCounts | None = None
+        first_exact: int | None = None
+        for j in range(beam):
+            n = i * beam + j
+            parsed = parse_prediction(pred_lines[n], repr, mode, path=pred_path, line_no=n + 1)
+            c = score_pair(parsed.terms, true, mode)
+            if j == 0:
+                top, counts = parsed, c
+            if first_exact is None and c.em:
+                first_exact = j + 1
+        assert top is not None and counts is not None
+        balance = None
+        if src_lines is not None:
+            src = source_composition(src_lines[i], repr, path=src_path, line_no=i + 1)
+            balance = balance_class(bag_composition(top.raw, repr), src) if top.valid else None
+        yield ExampleScore(counts, top.valid, first_exact, balance)
+
+
+def topk_levels(beam: int, topk: Sequence[int] | None = None) -> list[int]:
+    """The k of the top-k exact-match columns: the usual 1/3/5/10 up to the beam width, and the width."""
+    ks = set(DEFAULT_TOPK if topk is None else topk) | {beam}
+    return sorted(k for k in ks if 1 <= k <= beam)
+
+
+def evaluate_lines(
+    pred_lines: Sequence[str],
+    tgt_lines: Sequence[str],
+    repr: Repr,
+    mode: Mode = "paper",
+    *,
+    src_lines: Sequence[str] | None = None,
+    beam: int = 1,
+    topk: Sequence[int] | None = None,
+    pred_path: str | None = None,
+    tgt_path: str | None = None,
+    src_path: str | None = None,
+) -> dict[str, object]:
+    """Average every metric over the examples, in % (see the module doc for the two modes).
+
+    Returns ``{"n", "mode", "repr", "beam", "EM", "JAC", "F1", "mol_JAC", "mol_F1", "VAL",
+    ["BAL", "DEF", "EXC", "D+E", "CHG" when src_lines is given], "topk": {"1": EM, "k": ...}}``.
+    """
+    n = 0
+    em = jac = f1 = mjac = mf1 = 0.0
+    val = 0
+    rates: Counter = Counter()
+    levels = topk_levels(beam, topk)
+    hits: Counter = Counter()
+    for ex in score_lines(
+        pred_lines,
+        tgt_lines,
+        repr,
+        mode,
+        src_lines=src_lines,
+        beam=beam,
+        pred_path=pred_path,
+        tgt_path=tgt_path,
+        src_path=src_path,
+    ):
+        n += 1
+        c = ex.counts
+        em += c.em
+        jac += c.jac
+        f1 += c.f1
+        mjac += c.mol_jac
+        mf1 += c.mol_f1
+        val += ex.valid
+        if ex.balance is not None:
+            rates[ex.balance] += 1
+        for k in levels:
+            if ex.first_exact is not None and ex.first_exact <= k:
+                hits[k] += 1
+
+    def pct(x: float) -> float:
+        return 100.0 * x / n
+
+    out: dict[str, object] = {
+        "n": n,
+        "mode": mode,
+        "repr": repr,
+        "beam": beam,
+        "EM": pct(em),
+        "JAC": pct(jac),
+        "F1": pct(f1),
+        "mol_JAC": pct(mjac),
+        "mol_F1": pct(mf1),
+        "VAL": pct(val),
+    }
+    if src_lines is not None:
+        for r in RATES:
+            out[r] = pct(rates[r])
+    out["topk"] = {str(k): pct(hits[k]) for k in levels}
+    return out
