@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from ..errors import InputError
 
 _TERM = re.compile(r"^\{([^{}]*)\}(.*)$", re.DOTALL)
-_POSITIVE_INT = re.compile(r"^[0-9]+$")
+_POSITIVE_INT = re.compile(r"[0-9]+")
+# Coefficients fit a signed 64-bit integer (tensors), and int() never meets a huge digit string.
+MAX_COEF = 2**63 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,11 +48,17 @@ def parse_term(text: str, *, default_coef: int | None = None) -> Term:
     if m is None:
         raise InputError("unclosed or nested '{' in coefficient", term=text)
     raw, mol = m.group(1), m.group(2)
-    if not _POSITIVE_INT.match(raw):
+    if raw == "":
+        raise InputError("empty coefficient '{}'", term=text)
+    if not _POSITIVE_INT.fullmatch(raw):
         raise InputError(f"coefficient {raw!r} is not a positive integer", term=text)
+    if len(raw.lstrip("0")) > len(str(MAX_COEF)):
+        raise InputError(f"coefficient is larger than {MAX_COEF}", term=text)
     coef = int(raw)
     if coef <= 0:
         raise InputError(f"coefficient must be positive, got {coef}", term=text)
+    if coef > MAX_COEF:
+        raise InputError(f"coefficient is larger than {MAX_COEF}", term=text)
     if mol == "":
         raise InputError("term has a coefficient but no molecule", term=text)
     if "{" in mol or "}" in mol:

@@ -11,6 +11,7 @@ from collections.abc import Iterable, Mapping
 
 from rdkit import Chem
 
+from ..errors import ChemistryError
 from .smiles import mol_from_smiles
 
 Composition = Counter  # Counter[str] of atom labels (or, in formula space, element symbols + "charge")
@@ -19,7 +20,7 @@ CHARGE_KEY = "charge"
 
 
 def charge_suffix(charge: int) -> str:
-    """``''``, ``'+'``, ``'-'``, ``'+2'``, ``'-3'``: the benchmark's (and CalcMolFormula's) charge notation."""
+    """``''``, ``'+'``, ``'-'``, ``'+2'``, ``'-3'``: the benchmark's (and CalcMolFormula's) notation."""
     if charge == 0:
         return ""
     sign = "+" if charge > 0 else "-"
@@ -27,6 +28,7 @@ def charge_suffix(charge: int) -> str:
 
 
 def atom_label(atom: Chem.Atom) -> str:
+    """Element symbol plus formal charge; isotopes are ignored (``[13C]`` is ``C``)."""
     return atom.GetSymbol() + charge_suffix(atom.GetFormalCharge())
 
 
@@ -37,6 +39,7 @@ def mol_composition(mol: Chem.Mol) -> Counter:
 
 
 def smiles_composition(smiles: str) -> Counter:
+    """:func:`mol_composition` of a SMILES; :class:`ChemistryError` if RDKit rejects it."""
     return mol_composition(mol_from_smiles(smiles))
 
 
@@ -50,12 +53,16 @@ def sum_compositions(parts: Iterable[tuple[Mapping[str, int], int]]) -> Counter:
 
 
 def split_label(label: str) -> tuple[str, int]:
-    """``'Fe+2'`` -> ``('Fe', 2)``; ``'O-'`` -> ``('O', -1)``."""
+    """``'Fe+2'`` -> ``('Fe', 2)``; ``'O-'`` -> ``('O', -1)``; ``ChemistryError`` on a malformed label."""
     for i, c in enumerate(label):
         if c in "+-" and i > 0:
             sym, rest = label[:i], label[i + 1 :]
+            if rest and not (rest.isascii() and rest.isdigit()):
+                raise ChemistryError("malformed atom label", term=label)
             mag = int(rest) if rest else 1
             return sym, mag if c == "+" else -mag
+    if not label or label[0] in "+-":
+        raise ChemistryError("malformed atom label", term=label)
     return label, 0
 
 

@@ -8,9 +8,10 @@ from typing import Literal
 
 from rdkit.Chem import rdMolDescriptors
 
+from ..errors import ChemistryError, InputError
 from .composition import element_view, smiles_composition
 from .formula import parse_formula, write_formula
-from .smiles import canonical_smiles, mol_from_smiles
+from .smiles import canonical_smiles, mol_from_smiles, try_canonical
 
 Repr = Literal["smiles", "formula"]
 REPRS: tuple[str, ...] = ("smiles", "formula")
@@ -20,7 +21,9 @@ def canonical(mol: str, repr: Repr) -> str:
     """Canonical SMILES, or the Hill-ordered formula (re-written, so ``OH2`` becomes ``H2O``)."""
     if repr == "smiles":
         return canonical_smiles(mol)
-    return write_formula(parse_formula(mol))
+    if repr == "formula":
+        return write_formula(parse_formula(mol))
+    raise InputError(f"unknown representation {repr!r} (expected one of {', '.join(REPRS)})")
 
 
 @lru_cache(maxsize=200_000)
@@ -32,7 +35,9 @@ def composition(mol: str, repr: Repr) -> Counter:
     """Element counts plus net charge (``"charge"``): the view in which both representations balance."""
     if repr == "smiles":
         return Counter(_smiles_elements(mol))
-    return parse_formula(mol)
+    if repr == "formula":
+        return parse_formula(mol)
+    raise InputError(f"unknown representation {repr!r} (expected one of {', '.join(REPRS)})")
 
 
 def smiles_to_formula(smiles: str) -> str:
@@ -40,14 +45,26 @@ def smiles_to_formula(smiles: str) -> str:
     return rdMolDescriptors.CalcMolFormula(mol_from_smiles(smiles))
 
 
+def _is_canonical_formula(m: str) -> bool:
+    return write_formula(parse_formula(m)) == m
+
+
 def detect_repr(mols: list[str]) -> Repr:
-    """Guess the representation of molecule strings: formulas parse as formulas, others are SMILES."""
+    """Guess the representation of molecule strings.
+
+    Formula only if every string parses as a formula and at least one of them is an unambiguous
+    formula: one that RDKit cannot read as SMILES (``H2O``, ``C7H4ClNO4``, ``Na+``). Strings that
+    are both (``C``, ``CO``, ``Cl``) read as SMILES, and so do SMILES that only happen to parse as
+    a non-canonical formula (``CCO``, ``C1CC1``), since the benchmark's formulas are canonical.
+    """
+    unambiguous = False
     for m in mols:
         try:
-            parse_formula(m)
-        except Exception:
+            canonical_form = _is_canonical_formula(m)
+        except ChemistryError:
             return "smiles"
-    # Strings such as "C", "O", "N" are both; a bag made only of those reads as SMILES.
-    if all(m.isalpha() and m.isupper() and len(m) <= 2 for m in mols):
-        return "smiles"
-    return "formula"
+        if try_canonical(m) is None:
+            unambiguous = True
+        elif not canonical_form:
+            return "smiles"
+    return "formula" if unambiguous else "smiles"

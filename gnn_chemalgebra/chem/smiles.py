@@ -12,19 +12,38 @@ RDLogger.DisableLog("rdApp.*")
 
 
 def mol_from_smiles(smiles: str, *, sanitize: bool = True) -> Chem.Mol:
-    """Parse SMILES or raise :class:`ChemistryError` naming the molecule."""
+    """Parse SMILES or raise :class:`ChemistryError` naming the molecule.
+
+    Stricter than ``Chem.MolFromSmiles``: whitespace is refused (RDKit would silently read ``"C foo"``
+    as methane named ``foo``, or a CXSMILES extension), as are NUL bytes and molecules without atoms.
+    """
     if not smiles:
         raise ChemistryError("empty SMILES", term=smiles)
-    mol = Chem.MolFromSmiles(smiles, sanitize=sanitize)
+    if any(c.isspace() for c in smiles):
+        raise ChemistryError("whitespace inside a SMILES", term=smiles)
+    if "\x00" in smiles:
+        raise ChemistryError("NUL character inside a SMILES", term=smiles)
+    if ">" in smiles:
+        raise ChemistryError("'>' inside a SMILES: a reaction, not a molecule", term=smiles)
+    try:
+        mol = Chem.MolFromSmiles(smiles, sanitize=sanitize)
+    except Exception as exc:  # RDKit raises instead of returning None on some inputs
+        raise ChemistryError(f"RDKit failed on this SMILES: {exc}", term=smiles) from None
     if mol is None:
         raise ChemistryError("RDKit cannot parse or sanitise this SMILES", term=smiles)
+    if mol.GetNumAtoms() == 0:
+        raise ChemistryError("SMILES has no atoms", term=smiles)
     return mol
 
 
 @lru_cache(maxsize=200_000)
 def canonical_smiles(smiles: str) -> str:
     """RDKit canonical SMILES (implicit H; a lone hydrogen stays ``[H]``)."""
-    return Chem.MolToSmiles(mol_from_smiles(smiles))
+    mol = mol_from_smiles(smiles)
+    try:
+        return Chem.MolToSmiles(mol)
+    except Exception as exc:  # pragma: no cover - RDKit writer failures are rare
+        raise ChemistryError(f"RDKit cannot write this molecule: {exc}", term=smiles) from None
 
 
 def try_canonical(smiles: str) -> str | None:
