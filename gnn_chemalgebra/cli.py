@@ -7,7 +7,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import typer
 
@@ -57,6 +57,68 @@ def data_build(
     from .data.build import build_all
 
     build_all(out, source=source, seed=seed, workers=workers, limit=limit or None, strict=strict)
+
+
+@data_app.command("verify")
+@friendly_errors
+def data_verify(folder: Path = typer.Argument(..., help="A folder written by 'gnnca data build'.")) -> None:
+    """Re-check every built file's line count and sha256 against the folder's manifest."""
+    from .data.build import verify
+
+    problems = verify(folder)
+    for p in problems:
+        typer.echo(p)
+    if problems:
+        typer.echo(f"{len(problems)} mismatch(es) in {folder}", err=True)
+        raise typer.Exit(1)
+    typer.echo(f"{folder}: every file matches manifest.json")
+
+
+# --------------------------------------------------------------------------- evaluate
+@app.command("evaluate")
+@friendly_errors
+def evaluate(
+    pred: Annotated[
+        Path | None, typer.Option("--pred", help="Prediction file (--beam N lines per example).")
+    ] = None,
+    tgt: Annotated[Path | None, typer.Option("--tgt", help="Target (reference) file.")] = None,
+    src: Annotated[Path | None, typer.Option("--src", help="Source file: enables BAL/DEF/EXC/D+E.")] = None,
+    repr: Annotated[
+        str | None, typer.Option("--repr", help="smiles or formula (folder mode: inferred).")
+    ] = None,
+    beam: Annotated[int, typer.Option("--beam", help="Consecutive prediction lines per example.")] = 1,
+    mode: Annotated[
+        str, typer.Option("--mode", help="paper (authors' scorer) or strict (defects fixed).")
+    ] = "paper",
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print one JSON document instead of a table.")
+    ] = False,
+    pred_dir: Annotated[Path | None, typer.Option("--pred-dir", help="Folder with pred-test_*.txt.")] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option("--data-dir", help="Variant folder with tgt-/src-*.txt.")
+    ] = None,
+) -> None:
+    """Score predictions with the ChemAlgebra metrics (EM, JAC, F1, molecule-only, validity, top-k)."""
+    from .errors import InputError
+    from .evaluation.metrics import evaluate_files, evaluate_folder
+    from .evaluation.report import format_table, to_json
+
+    file_mode = pred is not None or tgt is not None
+    folder_mode = pred_dir is not None or data_dir is not None
+    if file_mode == folder_mode:
+        raise InputError("give either --pred and --tgt, or --pred-dir and --data-dir")
+    result: dict[str, object] | list[dict[str, object]]
+    if file_mode:
+        if pred is None or tgt is None or repr is None:
+            raise InputError("file mode needs --pred, --tgt and --repr")
+        result = evaluate_files(pred, tgt, repr, mode, src=src, beam=beam)  # type: ignore[arg-type]
+    else:
+        if pred_dir is None or data_dir is None:
+            raise InputError("folder mode needs both --pred-dir and --data-dir")
+        if src is not None:
+            raise InputError("--src is for file mode; folder mode reads src-<setting>.txt itself")
+        result = evaluate_folder(pred_dir, data_dir, repr=repr, mode=mode, beam=beam)  # type: ignore[arg-type]
+    typer.echo(to_json(result) if as_json else format_table(result))
 
 
 def main() -> None:  # pragma: no cover - console entry

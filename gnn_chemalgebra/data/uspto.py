@@ -1,0 +1,197 @@
+"""USPTO-MIT reactions -> the "separated" form -> USPTO-BAL base reactions (benchmark page, section 2).
+
+One function, :func:`process_reaction`, does all the RDKit work for one reaction so that it can run in a
+worker process; it returns either a base-reaction record or a skip reason, never raises for bad chemistry.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rdkit import Chem
+from rdkit.Chem import rdMolDescriptors
+
+from ..chem.composition import mol_composition
+from ..chem.leftover import leftover_molecule
+from ..chem.smiles import strip_atom_maps
+from ..errors import InputError
+
+_MAP = re.compile(r":(\d+)\]")
+
+# Reasons a reaction does not reach USPTO-BAL (keys of the skip report).
+SKIP_UNPARSABLE_REACTANTS = "unparsable_reactants"
+SKIP_UNPARSABLE_PRODUCT = "unparsable_product"
+SKIP_NO_REACTANT = "no_reactant"
+SKIP_LEFTOVER_REJECTED = "leftover_rejected_by_rdkit"
+SKIP_RECHECK = "unbalanced_after_leftover"
+SKIP_MALFORMED = "malformed_line"
+
+
+@dataclass(frozen=True)
+class RawReaction:
+    """One line of the bundled sources: the atom-mapped reaction, its edits, and the MIT product target."""
+
+    index: int
+    mapped: str
+    edits: str
+    edits_proc: str | None
+    target: str
+
+
+def _open_text(path: Path):
+    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+
+
+def find_source_file(folder: Path, stem: str) -> Path | None:
+    """``stem`` or ``stem.gz`` inside ``folder``, whichever exists."""
+    for cand in (folder / stem, folder / f"{stem}.gz"):
+        if cand.exists():
+            return cand
+    return None
+
+
+def read_split(source: Path, split: str, limit: int | None = None) -> list[RawReaction]:
+    """Read one MIT split from a source folder laid out like the bundled ``data/``."""
+    mapped_path = find_source_file(source / "uspto_mit_mapped", f"{split}.txt")
+    tgt_path = find_source_file(source / "uspto_mit_tgt", f"tgt-{split}.txt")
+    if mapped_path is None or tgt_path is None:
+        raise InputError(
+            f"split {split!r} needs uspto_mit_mapped/{split}.txt[.gz] and uspto_mit_tgt/tgt-{split}.txt[.gz]",
+            path=str(source),
+        )
+    proc_path = find_source_file(source / "uspto_mit_mapped", f"{split}.txt.proc")
+    with _open_text(mapped_path) as fh:
+        mapped_lines = fh.read().splitlines()
+    with _open_text(tgt_path) as fh:
+        tgt_lines = fh.read().splitlines()
+    proc_lines: list[str] | None = None
+    if proc_path is not None:
+        with _open_text(proc_path) as fh:
+            proc_lines = fh.read().splitlines()
+    if len(mapped_lines) != len(tgt_lines):
+        raise InputError(
+            f"{mapped_path} has {len(mapped_lines)} lines but {tgt_path} has {len(tgt_lines)}",
+            path=str(mapped_path),
+        )
+    n = len(mapped_lines) if limit is None else min(limit, len(mapped_lines))
+    out = []
+    for i in range(n):
+        rxn, _, edits = mapped_lines[i].partition(" ")
+        proc = None
+        if proc_lines is not None and i < len(proc_lines):
+            proc = proc_lines[i].partition(" ")[2]
+        out.append(RawReaction(i, rxn, edits, proc, tgt_lines[i].replace(" ", "")))
+    return out
+
+
+def _canon_fragment(smiles: str) -> tuple[str, Chem.Mol] | None:
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None:
+        return None
+    can = Chem.MolToSmiles(strip_atom_maps(mol))
+    mol2 = Chem.MolFromSmiles(can)
+    if mol2 is None:
+        return None
+    return can, mol2
+
+
+def _side_composition(mols: list[Chem.Mol]) -> Counter:
+    """Atoms of a side in the order the generator met them: molecule by molecule, H appended per molecule."""
+    total: Counter = Counter()
+    for m in mols:
+        total.update(mol_composition(m))
+    return total
+
+
+def process_reaction(raw: RawReaction) -> dict[str, Any]:
+    """Separate, balance and record one reaction. Returns ``{"ok": True, ...}`` or ``{"ok": False, "reason"}``."""
+    base = {"mit_index": raw.index}
+    if ">>" not in raw.mapped:
+        return {**base, "ok": False, "reason": SKIP_MALFORMED, "detail": "no '>>' in the reaction SMILES"}
+    lhs, rhs = raw.mapped.split(">>", 1)
+    product_maps = set(_MAP.findall(rhs))
+    reactants: list[str] = []
+    reagents: list[str] = []
+    r_mols: list[Chem.Mol] = []
+    for frag in lhs.split("."):
+        parsed = _canon_fragment(frag)
+        if parsed is None:
+            return {**base, "ok": False, "reason": SKIP_UNPARSABLE_REACTANTS, "detail": frag}
+        can, mol = parsed
+        if product_maps.intersection(_MAP.findall(frag)):
+            reactants.append(can)
+            r_mols.append(mol)
+        else:
+            reagents.append(can)
+    if not reactants:
+        return {
+            **base,
+            "ok": False,
+            "reason": SKIP_NO_REACTANT,
+            "detail": "no fragment maps into the product",
+        }
+    products: list[str] = []
+    p_mols: list[Chem.Mol] = []
+    for frag in raw.target.split("."):
+        parsed = _canon_fragment(frag)
+        if parsed is None:
+            return {**base, "ok": False, "reason": SKIP_UNPARSABLE_PRODUCT, "detail": frag}
+        products.append(parsed[0])
+        p_mols.append(parsed[1])
+
+    separated = {
+        "separated_src": ".".join(reactants) + ">" + ".".join(reagents),
+        "separated_tgt": ".".join(products),
+    }
+    base = {**base, **separated}
+    r_comp = _side_composition(r_mols)
+    p_comp = _side_composition(p_mols)
+    leftover_p = leftover_r = None
+    status = "balanced"
+    if r_comp != p_comp:
+        status = "rebalanced"
+        extra_r = r_comp - p_comp  # atoms only on the reactant side -> a new product
+        extra_p = p_comp - r_comp  # atoms only on the product side -> a new reactant
+        if extra_r:
+            leftover_p = leftover_molecule(extra_r)
+            if leftover_p is None:
+                return {**base, "ok": False, "reason": SKIP_LEFTOVER_REJECTED, "detail": "product-side chain"}
+        if extra_p:
+            leftover_r = leftover_molecule(extra_p)
+            if leftover_r is None:
+                return {
+                    **base,
+                    "ok": False,
+                    "reason": SKIP_LEFTOVER_REJECTED,
+                    "detail": "reactant-side chain",
+                }
+        if leftover_p is not None:
+            products.append(leftover_p)
+            p_mols.append(Chem.MolFromSmiles(leftover_p))
+        if leftover_r is not None:
+            reactants.append(leftover_r)
+            r_mols.append(Chem.MolFromSmiles(leftover_r))
+        if _side_composition(r_mols) != _side_composition(p_mols):
+            return {**base, "ok": False, "reason": SKIP_RECHECK, "detail": ""}
+    formulas = {
+        s: rdMolDescriptors.CalcMolFormula(Chem.MolFromSmiles(s)) for s in {*reactants, *reagents, *products}
+    }
+    return {
+        **base,
+        "ok": True,
+        "status": status,
+        "reactants": reactants,
+        "reagents": reagents,
+        "products": products,
+        "leftover_product": leftover_p,
+        "leftover_reactant": leftover_r,
+        "mapped": raw.mapped,
+        "edits": raw.edits,
+        "edits_proc": raw.edits_proc,
+        "formulas": formulas,
+    }
