@@ -121,6 +121,65 @@ def evaluate(
     typer.echo(to_json(result) if as_json else format_table(result))
 
 
+# --------------------------------------------------------------------------- algebra (balance, ceiling)
+@app.command("balance")
+@friendly_errors
+def balance_cmd(
+    equation: Annotated[str, typer.Argument(help='e.g. "KMnO4 + HCl -> KCl + MnCl2 + H2O + Cl2"')],
+    repr: Annotated[str, typer.Option("--repr", help="formula or smiles.")] = "formula",
+) -> None:
+    """Balance an equation exactly (smallest positive integers); leading coefficients are ignored."""
+    from .algebra.balance import balance, parse_equation
+    from .errors import BalanceError, InputError
+
+    if repr not in ("formula", "smiles"):
+        raise InputError(f"--repr must be formula or smiles, got {repr!r}")
+    eq = parse_equation(equation, repr)  # type: ignore[arg-type]
+    if any(g is not None for g in eq.given):
+        typer.echo("note: the coefficients written in the equation were ignored", err=True)
+    try:
+        result = balance(eq.reactants, eq.products, repr)  # type: ignore[arg-type]
+    except BalanceError as err:
+        typer.echo(f"gnnca: {err}", err=True)
+        raise typer.Exit(1) from None
+    if result.unique:
+        typer.echo(result.format())
+    else:
+        typer.echo(f"underdetermined: {len(result.basis)} independent reactions (every integer combination of them balances)")
+        typer.echo(result.format())
+
+
+@app.command("ceiling")
+@friendly_errors
+def ceiling_cmd(
+    folder: Annotated[Path, typer.Argument(help="A folder written by 'gnnca data build'.")],
+    variant: Annotated[
+        str | None, typer.Option("--variant", help="One variant, e.g. F_T2_x1 (default: all).")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the records as a JSON list.")] = False,
+) -> None:
+    """Exact oracle (Type 1) and Bayes ceiling (Type 2) EM per test setting, plus a nu/xi recovery check."""
+    import json
+    from dataclasses import asdict
+
+    from .evaluation.ceiling import ceilings, format_ceilings, format_recovery, recovery
+
+    records = ceilings(folder, variant)
+    checks = recovery(folder, variant)
+    bad = sum(r.identity_fail + r.apply_roles_fail for r in checks)
+    if as_json:
+        typer.echo(json.dumps([asdict(r) for r in records], indent=1))
+        typer.echo(
+            f"recovery: {sum(r.n for r in checks)} lines, {bad} identity/apply failures, "
+            f"{sum(r.decompose_mismatch for r in checks)} decompose mismatches",
+            err=True,
+        )
+    else:
+        typer.echo(format_ceilings(records))
+        typer.echo("\nnu/xi recovery (decompose and apply_extent against meta):")
+        typer.echo(format_recovery(checks))
+
+
 def main() -> None:  # pragma: no cover - console entry
     app()
 
