@@ -66,6 +66,22 @@ def parse_term(text: str, *, default_coef: int | None = None) -> Term:
     return Term(coef, mol)
 
 
+def split_terms(text: str) -> list[str]:
+    """Split a bag on ``.`` outside braces, so ``{1.5}C`` stays one (bad) term instead of two."""
+    parts: list[str] = []
+    depth = start = 0
+    for i, c in enumerate(text):
+        if c == "{":
+            depth += 1
+        elif c == "}":
+            depth = max(depth - 1, 0)
+        elif c == "." and depth == 0:
+            parts.append(text[start:i])
+            start = i + 1
+    parts.append(text[start:])
+    return parts
+
+
 def parse_bag(
     text: str,
     *,
@@ -78,7 +94,7 @@ def parse_bag(
     try:
         if stripped == "":
             raise InputError("empty line: a bag needs at least one term")
-        return [parse_term(t, default_coef=default_coef) for t in stripped.split(".")]
+        return [parse_term(t, default_coef=default_coef) for t in split_terms(stripped)]
     except InputError as err:
         raise err.located(path, line) from None
 
