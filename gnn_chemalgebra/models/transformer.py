@@ -1,0 +1,252 @@
+"""Sequence-to-sequence Transformer baseline (the paper's Molecular-Transformer-style model, §6).
+
+Built from ``torch.nn`` Transformer layers (pre-norm, as OpenNMT uses), shared or separate embeddings,
+sinusoidal or learned positions, and greedy and batched beam decoding that stop at ``</s>``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+
+from ..data.tokenize import BOS_ID, EOS_ID, PAD_ID
+
+MODEL_KEYS: tuple[str, ...] = (
+    "d_model",
+    "nhead",
+    "enc_layers",
+    "dec_layers",
+    "d_ff",
+    "dropout",
+    "share_embeddings",
+    "positional",
+    "max_positions",
+)
+
+
+class SinusoidalPositions(nn.Module):
+    """Fixed sin/cos positions; the table grows on demand so long inputs never fail."""
+
+    def __init__(self, d_model: int, max_positions: int = 1024) -> None:
+        super().__init__()
+        self.d_model = d_model
+        self.register_buffer("table", self._make(max_positions), persistent=False)
+
+    def _make(self, n: int) -> Tensor:
+        pos = torch.arange(n, dtype=torch.float32).unsqueeze(1)
+        div = torch.exp(
+            torch.arange(0, self.d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / self.d_model)
+        )
+        pe = torch.zeros(n, self.d_model)
+        pe[:, 0::2] = torch.sin(pos * div)
+        pe[:, 1::2] = torch.cos(pos * div[: self.d_model // 2])
+        return pe
+
+    def forward(self, length: int) -> Tensor:
+        if length > self.table.shape[0]:
+            self.table = self._make(2 * length).to(self.table.device)
+        return self.table[:length]
+
+
+class LearnedPositions(nn.Module):
+    def __init__(self, d_model: int, max_positions: int = 1024) -> None:
+        super().__init__()
+        self.emb = nn.Embedding(max_positions, d_model)
+
+    def forward(self, length: int) -> Tensor:
+        if length > self.emb.num_embeddings:
+            raise ValueError(
+                f"sequence of {length} tokens exceeds learned positions ({self.emb.num_embeddings})"
+            )
+        return self.emb.weight[:length]
+
+
+class Seq2SeqTransformer(nn.Module):
+    """Encoder-decoder over token ids; ``forward`` returns logits for teacher forcing."""
+
+    def __init__(
+        self,
+        src_vocab: int,
+        tgt_vocab: int,
+        d_model: int = 512,
+        nhead: int = 8,
+        enc_layers: int = 6,
+        dec_layers: int = 6,
+        d_ff: int = 512,
+        dropout: float = 0.1,
+        share_embeddings: bool = True,
+        positional: str = "sinusoidal",
+        max_positions: int = 1024,
+    ) -> None:
+        super().__init__()
+        self.hparams: dict[str, Any] = {
+            "src_vocab": src_vocab,
+            "tgt_vocab": tgt_vocab,
+            "d_model": d_model,
+            "nhead": nhead,
+            "enc_layers": enc_layers,
+            "dec_layers": dec_layers,
+            "d_ff": d_ff,
+            "dropout": dropout,
+            "share_embeddings": share_embeddings,
+            "positional": positional,
+            "max_positions": max_positions,
+        }
+        if share_embeddings and src_vocab != tgt_vocab:
+            raise ValueError("shared embeddings need one vocabulary for source and target")
+        self.d_model = d_model
+        self.src_emb = nn.Embedding(src_vocab, d_model, padding_idx=PAD_ID)
+        self.tgt_emb = (
+            self.src_emb if share_embeddings else nn.Embedding(tgt_vocab, d_model, padding_idx=PAD_ID)
+        )
+        if positional == "sinusoidal":
+            self.pos: nn.Module = SinusoidalPositions(d_model, max_positions)
+        elif positional == "learned":
+            self.pos = LearnedPositions(d_model, max_positions)
+        else:
+            raise ValueError(f"positional must be 'sinusoidal' or 'learned', not {positional!r}")
+        self.drop = nn.Dropout(dropout)
+        enc_layer = nn.TransformerEncoderLayer(
+            d_model, nhead, d_ff, dropout, batch_first=True, norm_first=True
+        )
+        dec_layer = nn.TransformerDecoderLayer(
+            d_model, nhead, d_ff, dropout, batch_first=True, norm_first=True
+        )
+        self.transformer = nn.Transformer(
+            d_model,
+            nhead,
+            custom_encoder=nn.TransformerEncoder(
+                enc_layer, enc_layers, norm=nn.LayerNorm(d_model), enable_nested_tensor=False
+            ),
+            custom_decoder=nn.TransformerDecoder(dec_layer, dec_layers, norm=nn.LayerNorm(d_model)),
+            batch_first=True,
+        )
+        self.generator = nn.Linear(d_model, tgt_vocab)
+        if share_embeddings:
+            self.generator.weight = self.tgt_emb.weight
+        self._reset()
+
+    def _reset(self) -> None:
+        for name, p in self.named_parameters():
+            if p.dim() > 1 and "pos" not in name:
+                nn.init.xavier_uniform_(p)
+        with torch.no_grad():
+            self.src_emb.weight[PAD_ID].zero_()
+            self.tgt_emb.weight[PAD_ID].zero_()
+
+    def _embed(self, emb: nn.Embedding, ids: Tensor) -> Tensor:
+        return self.drop(emb(ids) * math.sqrt(self.d_model) + self.pos(ids.shape[1]))
+
+    def encode(self, src: Tensor) -> tuple[Tensor, Tensor]:
+        """Memory and its padding mask (True = padding), reused by every decoding step."""
+        pad = src.eq(PAD_ID)
+        mem = self.transformer.encoder(self._embed(self.src_emb, src), src_key_padding_mask=pad)
+        return mem, pad
+
+    def decode(self, tgt_in: Tensor, mem: Tensor, mem_pad: Tensor) -> Tensor:
+        """Logits for every position of ``tgt_in`` under a causal mask."""
+        n = tgt_in.shape[1]
+        causal = torch.triu(torch.ones(n, n, dtype=torch.bool, device=tgt_in.device), diagonal=1)
+        h = self.transformer.decoder(
+            self._embed(self.tgt_emb, tgt_in),
+            mem,
+            tgt_mask=causal,
+            tgt_is_causal=True,
+            tgt_key_padding_mask=tgt_in.eq(PAD_ID),
+            memory_key_padding_mask=mem_pad,
+        )
+        return self.generator(h)
+
+    def forward(self, src: Tensor, tgt_in: Tensor) -> Tensor:
+        mem, pad = self.encode(src)
+        return self.decode(tgt_in, mem, pad)
+
+    # ------------------------------------------------------------------ decoding
+    @torch.no_grad()
+    def greedy(self, src: Tensor, max_len: int = 200) -> list[list[int]]:
+        """Argmax decoding, batched; each row stops at its own ``</s>`` (not included in the output)."""
+        mem, pad = self.encode(src)
+        b = src.shape[0]
+        ys = torch.full((b, 1), BOS_ID, dtype=torch.long, device=src.device)
+        done = torch.zeros(b, dtype=torch.bool, device=src.device)
+        for _ in range(max_len):
+            nxt = self.decode(ys, mem, pad)[:, -1].float().argmax(-1)
+            nxt = torch.where(done, torch.full_like(nxt, PAD_ID), nxt)
+            ys = torch.cat([ys, nxt[:, None]], 1)
+            done |= nxt.eq(EOS_ID)
+            if bool(done.all()):
+                break
+        return [_strip(row) for row in ys[:, 1:].tolist()]
+
+    @torch.no_grad()
+    def beam_search(
+        self, src: Tensor, beam: int = 10, max_len: int = 200, length_penalty: float = 0.0
+    ) -> list[list[tuple[list[int], float]]]:
+        """Batched beam search: per input, ``beam`` hypotheses (ids, log-prob score), best first.
+
+        A finished hypothesis is frozen (it may only extend with padding at zero cost), so with ``beam=1``
+        this is exactly greedy decoding. ``length_penalty`` alpha > 0 ranks by score / len**alpha at the end.
+        """
+        b, dev = src.shape[0], src.device
+        mem, pad = self.encode(src)
+        k = beam
+        mem = mem.repeat_interleave(k, 0)
+        pad = pad.repeat_interleave(k, 0)
+        ys = torch.full((b * k, 1), BOS_ID, dtype=torch.long, device=dev)
+        scores = torch.full((b, k), float("-inf"), device=dev)
+        scores[:, 0] = 0.0  # only one live beam at the start, so beams do not duplicate
+        scores = scores.view(-1)
+        done = torch.zeros(b * k, dtype=torch.bool, device=dev)
+        lengths = torch.zeros(b * k, dtype=torch.long, device=dev)
+        for _ in range(max_len):
+            logp = torch.log_softmax(self.decode(ys, mem, pad)[:, -1].float(), -1)
+            v = logp.shape[-1]
+            frozen = torch.full_like(logp, float("-inf"))
+            frozen[:, PAD_ID] = 0.0
+            logp = torch.where(done[:, None], frozen, logp)
+            cand = (scores[:, None] + logp).view(b, k * v)
+            top, idx = cand.topk(k, dim=-1)
+            origin = (idx // v) + torch.arange(b, device=dev)[:, None] * k
+            origin = origin.view(-1)
+            tok = (idx % v).view(-1)
+            ys = torch.cat([ys[origin], tok[:, None]], 1)
+            was_done = done[origin]
+            lengths = lengths[origin] + (~was_done).long()
+            done = was_done | tok.eq(EOS_ID)
+            scores = top.view(-1)
+            if bool(done.all()):
+                break
+        seqs = ys[:, 1:].tolist()
+        final = scores.clone()
+        if length_penalty > 0:
+            final = final / lengths.clamp(min=1).float().pow(length_penalty)
+        out: list[list[tuple[list[int], float]]] = []
+        for i in range(b):
+            rows = sorted(range(i * k, (i + 1) * k), key=lambda r: -float(final[r]))
+            out.append([(_strip(seqs[r]), float(final[r])) for r in rows])
+        return out
+
+
+def _strip(ids: list[int]) -> list[int]:
+    """Ids before the first ``</s>`` with padding removed."""
+    out: list[int] = []
+    for i in ids:
+        if i == EOS_ID:
+            break
+        if i != PAD_ID:
+            out.append(i)
+    return out
+
+
+def build_model(vocab_size: int, mcfg: dict[str, Any]) -> Seq2SeqTransformer:
+    """Model from the config's ``model`` section (unknown keys such as ``name`` are ignored)."""
+    kw = {k: mcfg[k] for k in MODEL_KEYS if k in mcfg}
+    return Seq2SeqTransformer(vocab_size, vocab_size, **kw)
+
+
+def count_parameters(model: nn.Module) -> int:
+    """Distinct trainable parameters (a tied embedding counts once)."""
+    return sum(p.numel() for p in {id(p): p for p in model.parameters() if p.requires_grad}.values())
