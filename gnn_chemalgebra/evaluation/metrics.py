@@ -37,6 +37,7 @@ from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from typing import Literal
 
 from ..chem.bag import Term, parse_bag, parse_term
@@ -44,8 +45,9 @@ from ..chem.composition import CHARGE_KEY
 from ..chem.formula import parse_formula, write_formula
 from ..chem.molecule import REPRS, Repr, composition
 from ..chem.smiles import try_canonical
+from ..data.layout import TEST_SETTINGS, VARIANTS, variant_props, variant_short
 from ..errors import ChemistryError, InputError
-from .files import check_line_counts
+from .files import check_line_counts, read_eval_files, setting_files
 
 Mode = Literal["paper", "strict"]
 MODES: tuple[str, ...] = ("paper", "strict")
@@ -455,3 +457,64 @@ def evaluate_lines(
             out[r] = pct(rates[r])
     out["topk"] = {str(k): pct(hits[k]) for k in levels}
     return out
+
+
+# --------------------------------------------------------------------------- files and folders
+def evaluate_files(
+    pred: str | Path,
+    tgt: str | Path,
+    repr: Repr,
+    mode: Mode = "paper",
+    *,
+    src: str | Path | None = None,
+    beam: int = 1,
+    topk: Sequence[int] | None = None,
+) -> dict[str, object]:
+    """:func:`evaluate_lines` on files; every error names the file and line."""
+    _check_choice(repr, REPRS, "representation")
+    _check_choice(mode, MODES, "mode")
+    pred_lines, tgt_lines, src_lines = read_eval_files(pred, tgt, src, beam=beam)
+    return evaluate_lines(
+        pred_lines,
+        tgt_lines,
+        repr,
+        mode,
+        src_lines=src_lines,
+        beam=beam,
+        topk=topk,
+        pred_path=str(pred),
+        tgt_path=str(tgt),
+        src_path=None if src is None else str(src),
+    )
+
+
+def evaluate_folder(
+    pred_dir: str | Path,
+    data_dir: str | Path,
+    *,
+    repr: Repr | None = None,
+    mode: Mode = "paper",
+    beam: int = 1,
+    topk: Sequence[int] | None = None,
+    settings: Sequence[str] = TEST_SETTINGS,
+) -> list[dict[str, object]]:
+    """Score ``pred_dir/pred-<setting>.txt`` against ``data_dir/tgt-<setting>.txt`` for each test setting.
+
+    The representation comes from the variant folder's name (``ChemAlgebra_F_*`` = formula, ``_S_`` =
+    SMILES) unless given; ``src-<setting>.txt`` is used for the balance rates when present.
+    """
+    if repr is None:
+        name = Path(data_dir).resolve().name
+        if "ChemAlgebra_" + variant_short(name) not in VARIANTS:
+            raise InputError(
+                "cannot infer the representation from the folder name (expected ChemAlgebra_{F|S}_T*_x*); "
+                "give --repr",
+                path=str(data_dir),
+            )
+        repr = variant_props(name)["repr"]  # type: ignore[assignment]
+    _check_choice(str(repr), REPRS, "representation")
+    records: list[dict[str, object]] = []
+    for setting, pred, tgt, src in setting_files(pred_dir, data_dir, settings):
+        result = evaluate_files(pred, tgt, repr, mode, src=src, beam=beam, topk=topk)
+        records.append({"setting": setting, **result})
+    return records
