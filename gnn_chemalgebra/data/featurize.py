@@ -1,0 +1,229 @@
+"""PyG featurisation of a reaction bag: one ``Data`` = the disjoint union of its DISTINCT molecules.
+
+Contract (what the network may see):
+
+* node features: RDKit atom graphs (SMILES) or element/count nodes (formula: one node per element, plus a
+  ``charge`` node for ions; the count is a within-molecule composition, not a coefficient);
+* ``atom2mol``: node -> molecule index inside the bag (``__inc__`` adds the number of molecules);
+* ``mol_feat``: SCALE-FREE multiplicity features only (see :func:`multiplicity_features`), identical when every
+  coefficient is multiplied by a constant or shifted by one (S_in -> S_out);
+* ``mol_coef``: raw total coefficients, for the algebra and for the deliberately naive ablation head only;
+* ``mol_comp``: element-view composition per molecule (element counts + net charge), for the mass-balance penalty.
+
+Distinct molecules are ordered by their string, so neither the line's shuffle nor its coefficients change the
+graph. Molecule graphs are cached by string, so the x5 draws of a base reaction share them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+from torch_geometric.data import Data
+
+from ..chem.composition import CHARGE_KEY
+from ..chem.formula import ELEMENTS
+from ..chem.molecule import composition
+from ..chem.smiles import mol_from_smiles
+
+FEATURIZER_VERSION = 1
+
+# Index 0 = unknown element, 1 = the net-charge pseudo element; the same indices serve node types and
+# composition columns.
+ELEMENT_VOCAB: tuple[str, ...] = ("<unk>", CHARGE_KEY, *sorted(ELEMENTS))
+ELEMENT_INDEX: dict[str, int] = {s: i for i, s in enumerate(ELEMENT_VOCAB)}
+COMP_DIM = len(ELEMENT_VOCAB)
+CHARGE_INDEX = ELEMENT_INDEX[CHARGE_KEY]
+
+N_MULT_FEATURES = 6
+N_RAW_COEF = 16  # one-hot of min(k, 15) + k/10 for the naive head
+N_ROLE_CLASSES = 5  # nu in {-2, -1, 0, +1, +2}
+ROLE_NU = (-2, -1, 0, 1, 2)
+
+_HYB = ("SP", "SP2", "SP3", "SP3D", "SP3D2")
+_BOND = ("SINGLE", "DOUBLE", "TRIPLE", "AROMATIC")
+SMILES_X_DIM = 6 + 5 + 5 + 1 + 1 + (len(_HYB) + 1) + 1
+SMILES_EDGE_DIM = len(_BOND) + 2
+FORMULA_X_DIM = 4
+FORMULA_EDGE_DIM = 1
+
+
+def element_index(sym: str) -> int:
+    return ELEMENT_INDEX.get(sym, 0)
+
+
+def _onehot(v: int, n: int, offset: int = 0) -> list[float]:
+    out = [0.0] * n
+    i = min(max(v + offset, 0), n - 1)
+    out[i] = 1.0
+    return out
+
+
+def comp_vector(comp: dict[str, int]) -> torch.Tensor:
+    v = torch.zeros(COMP_DIM)
+    for k, n in comp.items():
+        v[element_index(k)] += float(n)
+    return v
+
+
+def smiles_graph(smiles: str) -> dict[str, torch.Tensor]:
+    mol = mol_from_smiles(smiles)
+    z, xs = [], []
+    for a in mol.GetAtoms():
+        z.append(element_index(a.GetSymbol()))
+        hyb = str(a.GetHybridization())
+        xs.append(
+            _onehot(a.GetDegree(), 6)
+            + _onehot(a.GetFormalCharge(), 5, offset=2)
+            + _onehot(a.GetTotalNumHs(), 5)
+            + [float(a.GetIsAromatic()), float(a.IsInRing())]
+            + _onehot(_HYB.index(hyb) if hyb in _HYB else len(_HYB), len(_HYB) + 1)
+            + [float(a.GetNumRadicalElectrons() > 0)]
+        )
+    src, dst, ea = [], [], []
+    for b in mol.GetBonds():
+        i, j = b.GetBeginAtomIdx(), b.GetEndAtomIdx()
+        bt = str(b.GetBondType())
+        f = _onehot(_BOND.index(bt) if bt in _BOND else 0, len(_BOND)) + [
+            float(b.GetIsConjugated()),
+            float(b.IsInRing()),
+        ]
+        src += [i, j]
+        dst += [j, i]
+        ea += [f, f]
+    return {
+        "z": torch.tensor(z, dtype=torch.long),
+        "x": torch.tensor(xs, dtype=torch.float),
+        "edge_index": torch.tensor([src, dst], dtype=torch.long).view(2, -1),
+        "edge_attr": torch.tensor(ea, dtype=torch.float).view(-1, SMILES_EDGE_DIM),
+    }
+
+
+def formula_graph(formula: str) -> dict[str, torch.Tensor]:
+    """One node per element (and one for a net charge), fully connected inside the molecule."""
+    comp = composition(formula, "formula")
+    keys = list(comp.keys())
+    z = torch.tensor([element_index(k) for k in keys], dtype=torch.long)
+    cnt = torch.tensor([float(comp[k]) for k in keys])
+    x = torch.stack(
+        [torch.log1p(cnt.abs()), torch.sign(cnt), (cnt.abs() == 1).float(), cnt.abs() / cnt.abs().sum()],
+        dim=1,
+    )
+    n = len(keys)
+    idx = torch.arange(n)
+    ii, jj = torch.meshgrid(idx, idx, indexing="ij")
+    keep = ii != jj
+    ei = torch.stack([ii[keep], jj[keep]])
+    return {"z": z, "x": x, "edge_index": ei, "edge_attr": torch.ones(ei.size(1), FORMULA_EDGE_DIM)}
+
+
+def multiplicity_features(totals: Sequence[int], nterms: Sequence[int]) -> torch.Tensor:
+    """Scale- and shift-free view of the bag's coefficients, one row per distinct molecule.
+
+    Columns: [is the bag's minimum, is the maximum, ties with another molecule, dense rank / (#distinct - 1),
+    appears in several terms, all molecules share one coefficient]. Depends only on the ORDER of the totals, so
+    it is identical under k -> c*k and k -> k + s (and any other increasing map).
+    """
+    distinct = sorted(set(totals))
+    rank = {v: i for i, v in enumerate(distinct)}
+    denom = max(len(distinct) - 1, 1)
+    lo, hi = distinct[0], distinct[-1]
+    rows = []
+    for k, c in zip(totals, nterms):
+        rows.append(
+            [
+                float(k == lo),
+                float(k == hi),
+                float(sum(1 for t in totals if t == k) > 1),
+                rank[k] / denom,
+                float(c > 1),
+                float(len(distinct) == 1),
+            ]
+        )
+    return torch.tensor(rows, dtype=torch.float)
+
+
+def raw_coef_features(totals: Sequence[int]) -> torch.Tensor:
+    """Raw magnitudes, for the NAIVE ablation head only (never the coefficient-blind network)."""
+    rows = [_onehot(min(k, N_RAW_COEF - 1), N_RAW_COEF - 1) + [k / 10.0] for k in totals]
+    return torch.tensor(rows, dtype=torch.float)
+
+
+class BagData(Data):
+    """A bag of molecule graphs; ``atom2mol``/``mol_graph``/``ext_graph`` batch correctly."""
+
+    def __inc__(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
+        if key == "atom2mol":
+            return int(self.num_mols)
+        if key in ("mol_graph", "ext_graph"):
+            return 1
+        return super().__inc__(key, value, *args, **kwargs)
+
+
+class Featurizer:
+    """Turns distinct molecules + totals into a :class:`BagData`; caches per-molecule graphs."""
+
+    def __init__(self, repr: str) -> None:
+        if repr not in ("smiles", "formula"):
+            raise ValueError(f"unknown representation {repr!r}")
+        self.repr = repr
+        self._cache: dict[str, tuple[dict[str, torch.Tensor], torch.Tensor]] = {}
+
+    @property
+    def x_dim(self) -> int:
+        return SMILES_X_DIM if self.repr == "smiles" else FORMULA_X_DIM
+
+    @property
+    def edge_dim(self) -> int:
+        return SMILES_EDGE_DIM if self.repr == "smiles" else FORMULA_EDGE_DIM
+
+    def settings(self) -> dict[str, Any]:
+        return {
+            "version": FEATURIZER_VERSION,
+            "repr": self.repr,
+            "x_dim": self.x_dim,
+            "edge_dim": self.edge_dim,
+            "n_elements": COMP_DIM,
+            "comp_dim": COMP_DIM,
+            "n_mult_features": N_MULT_FEATURES,
+            "n_raw_coef": N_RAW_COEF,
+            "role_nu": list(ROLE_NU),
+        }
+
+    def molecule(self, mol: str) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
+        hit = self._cache.get(mol)
+        if hit is None:
+            g = smiles_graph(mol) if self.repr == "smiles" else formula_graph(mol)
+            hit = (g, comp_vector(composition(mol, self.repr)))
+            self._cache[mol] = hit
+        return hit
+
+    def bag(self, mols: Sequence[str], totals: Sequence[int], nterms: Sequence[int]) -> BagData:
+        """``mols`` distinct (in the caller's canonical order), with total coefficient and term count each."""
+        zs, xs, eis, eas, a2m, comps = [], [], [], [], [], []
+        offset = 0
+        for i, m in enumerate(mols):
+            g, comp = self.molecule(m)
+            n = g["z"].numel()
+            zs.append(g["z"])
+            xs.append(g["x"])
+            eis.append(g["edge_index"] + offset)
+            eas.append(g["edge_attr"])
+            a2m.append(torch.full((n,), i, dtype=torch.long))
+            comps.append(comp)
+            offset += n
+        return BagData(
+            z=torch.cat(zs),
+            x=torch.cat(xs),
+            edge_index=torch.cat(eis, dim=1),
+            edge_attr=torch.cat(eas),
+            atom2mol=torch.cat(a2m),
+            mol_graph=torch.zeros(len(mols), dtype=torch.long),
+            mol_feat=multiplicity_features(totals, nterms),
+            mol_raw=raw_coef_features(totals),
+            mol_coef=torch.tensor(list(totals), dtype=torch.long),
+            mol_comp=torch.stack(comps),
+            num_mols=len(mols),
+            num_nodes=offset,
+        )

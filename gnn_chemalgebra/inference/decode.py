@@ -1,0 +1,253 @@
+"""From learned roles/by-products to a balanced target line: nu, extent candidates, xi, source + xi * nu.
+
+No torch here. The Type-2 Bayes rule is called through ONE function, :func:`extent_posterior`, which uses
+``gnn_chemalgebra.algebra.extent`` when that module provides it and a small local fallback otherwise.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from ..chem.bag import Term
+from ..chem.composition import CHARGE_KEY
+from ..chem.formula import write_formula
+from ..data.layout import S_IN, S_OUT
+
+N_EXTENT_FEATURES = 7
+
+
+def group_terms(terms: Sequence[Term]) -> dict[str, list[int]]:
+    """Coefficients of each molecule's terms, molecules in first-seen order."""
+    out: dict[str, list[int]] = {}
+    for t in terms:
+        out.setdefault(t.mol, []).append(t.coef)
+    return out
+
+
+def reactant_cap(coefs: Sequence[int], n: int) -> int:
+    """Largest extent a reactant with these source terms and nu = n < 0 allows."""
+    if len(coefs) == abs(n):
+        return min(coefs)
+    return sum(coefs) // abs(n)
+
+
+def extent_candidates(groups: Mapping[str, Sequence[int]], nu: Mapping[str, int]) -> list[int]:
+    """Every integer extent 1..max that keeps each reactant term non-negative (``[]`` without reactants)."""
+    caps = [reactant_cap(groups[m], n) for m, n in nu.items() if n < 0 and m in groups]
+    if not caps:
+        return []
+    return list(range(1, max(min(caps), 0) + 1))
+
+
+def coef_set(name: str) -> tuple[int, ...]:
+    return S_OUT if name == "out" else S_IN
+
+
+def guess_coef_set(terms: Sequence[Term]) -> str:
+    return "out" if any(t.coef > max(S_IN) for t in terms) else "in"
+
+
+def _fallback_posterior(
+    cands: Sequence[int],
+    groups: Mapping[str, Sequence[int]],
+    nu: Mapping[str, int],
+    n_new_products: int,
+    S: Sequence[int],
+) -> list[float]:
+    """P(k_hat = x | source) under the generator (k_m iid uniform on S, k_hat ~ U{1..min k}).
+
+    Observed: reactant and reagent k_m; a product shows k_p - x when positive, else it is absent (k_p = x).
+    Weight(x) = [every implied k_p in S] * [x <= min k] / min k; constant factors dropped.
+    """
+    Sset = set(S)
+    w = []
+    for x in cands:
+        ks: list[int] = []
+        ok = True
+        for m, coefs in groups.items():
+            n = nu.get(m, 0)
+            if n > 0:
+                for s in coefs:
+                    ok &= (s + x) in Sset
+                    ks.append(s + x)
+            else:
+                ks.extend(coefs)
+        if n_new_products:
+            ok &= x in Sset
+            ks.append(x)
+        lo = min(ks) if ks else x
+        w.append(1.0 / lo if ok and x <= lo else 0.0)
+    tot = sum(w)
+    if tot <= 0:  # inconsistent roles: fall back to uniform
+        return [1.0 / len(cands)] * len(cands) if cands else []
+    return [v / tot for v in w]
+
+
+def extent_posterior(
+    cands: Sequence[int],
+    groups: Mapping[str, Sequence[int]],
+    nu: Mapping[str, int],
+    n_new_products: int,
+    coef_set_name: str,
+) -> list[float]:
+    """The single call site of the Type-2 Bayes rule (see module docstring)."""
+    try:  # pragma: no cover - depends on the algebra module landing
+        from ..algebra import extent as _alg  # type: ignore[attr-defined]
+
+        fn = getattr(_alg, "candidate_posterior", None)
+        if fn is not None:
+            return list(fn(cands, groups, nu, n_new_products, coef_set(coef_set_name)))
+    except ImportError:
+        pass
+    return _fallback_posterior(cands, groups, nu, n_new_products, coef_set(coef_set_name))
+
+
+def extent_features(
+    cands: Sequence[int], groups: Mapping[str, Sequence[int]], nu: Mapping[str, int], post: Sequence[float]
+) -> list[list[float]]:
+    """Scale-free features of each candidate for the learned scorer (rank, ends, posterior, exhaustion)."""
+    n = len(cands)
+    if n == 0:
+        return []
+    caps = [reactant_cap(groups[m], k) for m, k in nu.items() if k < 0 and m in groups]
+    pmax = max(post) if post else 1.0
+    rows = []
+    for i, x in enumerate(cands):
+        p = post[i] if post else 1.0 / n
+        rows.append(
+            [
+                float(i == 0),
+                float(i == n - 1),
+                i / max(n - 1, 1),
+                p,
+                float(p >= pmax - 1e-12),
+                sum(1 for c in caps if c == x) / max(len(caps), 1),
+                max(math.log(max(p, 1e-30) / max(pmax, 1e-30)), -10.0) / 10.0,
+            ]
+        )
+    return rows
+
+
+def apply_extent(
+    terms: Sequence[Term], nu: Mapping[str, int], new_products: Sequence[tuple[str, int]], xi: int
+) -> list[Term]:
+    """target = source + xi * nu, term by term where the term count matches |nu|, else on totals."""
+    out: list[Term] = []
+    for m, coefs in group_terms(terms).items():
+        n = nu.get(m, 0)
+        if n == 0:
+            out += [Term(c, m) for c in coefs]
+        elif len(coefs) == abs(n):
+            step = xi if n > 0 else -xi
+            out += [Term(c + step, m) for c in coefs if c + step > 0]
+        else:
+            tot = sum(coefs) + xi * n
+            if tot > 0:
+                out.append(Term(tot, m))
+    if xi > 0:
+        for m, n in new_products:
+            out += [Term(xi, m)] * max(n, 1)
+    return out
+
+
+@dataclass
+class Decoded:
+    terms: list[Term]
+    nu: dict[str, int]
+    new_products: list[tuple[str, int]]
+    xi: int
+    candidates: list[int]
+    posterior: list[float]
+    main_product: str | None = None
+    uncovered: list[str] = field(default_factory=list)
+    balanced: bool = True
+
+
+def remainder(nu: Mapping[str, int], comps: Mapping[str, Mapping[str, int]], extras: Sequence[str]) -> Counter:
+    """Reactant composition minus present products minus by-products (element view, with net charge)."""
+    r: Counter = Counter()
+    for m, n in nu.items():
+        for k, v in comps[m].items():
+            r[k] -= n * v
+    for e in extras:
+        for k, v in comps[e].items():
+            r[k] -= v
+    return Counter({k: v for k, v in r.items() if v != 0})
+
+
+def decode_bag(
+    terms: Sequence[Term],
+    nu_in: Mapping[str, int],
+    extras: Sequence[str],
+    comps: Mapping[str, Mapping[str, int]],
+    repr: str,
+    vtype: int,
+    coef_set_name: str,
+    *,
+    comp_lookup: Mapping[tuple, str] | None = None,
+    extent_scorer: Callable[[list[int], list[list[float]]], Sequence[float]] | None = None,
+) -> Decoded:
+    """Exact part of the pipeline. ``comps`` must cover input molecules and ``extras``.
+
+    Formula: the main product is the exact remainder. SMILES: the remainder is emitted only when its
+    composition matches a known by-product (``comp_lookup``); otherwise it is reported as uncovered.
+    """
+    nu = {m: n for m, n in nu_in.items() if n != 0}
+    new: list[tuple[str, int]] = []
+    uncovered: list[str] = []
+    main = None
+    present = {t.mol for t in terms}
+    for e in extras:
+        if e in present:
+            nu[e] = nu.get(e, 0) + 1
+        else:
+            new.append((e, 1))
+    rem = remainder(nu, comps, [m for m, k in new for _ in range(k)])
+    balanced = True
+    if any(v < 0 for k, v in rem.items() if k != CHARGE_KEY):
+        balanced = False
+        uncovered.append("negative remainder: predicted products exceed reactants")
+    elif any(k != CHARGE_KEY for k in rem):
+        if repr == "formula":
+            main = write_formula(rem)
+        else:
+            key = tuple(sorted(rem.items()))
+            main = (comp_lookup or {}).get(key)
+            if main is None:
+                balanced = False
+                uncovered.append("main product graph (SMILES decoder not implemented): " + write_formula(rem))
+        if main is not None:
+            if main in present:
+                nu[main] = nu.get(main, 0) + 1
+            else:
+                new.append((main, 1))
+    elif rem:  # only a net charge left over
+        balanced = False
+        uncovered.append("charge imbalance")
+    groups = group_terms(terms)
+    cands = extent_candidates(groups, nu)
+    post: list[float] = []
+    if not cands:
+        xi = 0
+    elif vtype == 1:
+        xi = cands[-1]
+    else:
+        post = extent_posterior(cands, groups, nu, len(new), coef_set_name)
+        scores: Sequence[float] = post
+        if extent_scorer is not None:
+            scores = extent_scorer(cands, extent_features(cands, groups, nu, post))
+        xi = cands[max(range(len(cands)), key=lambda i: (scores[i], -i))]
+    return Decoded(
+        terms=apply_extent(terms, nu, new, xi),
+        nu=nu,
+        new_products=new,
+        xi=xi,
+        candidates=cands,
+        posterior=post,
+        main_product=main,
+        uncovered=uncovered,
+        balanced=balanced,
+    )

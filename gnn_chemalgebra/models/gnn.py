@@ -1,0 +1,112 @@
+"""The bag-of-graphs model: molecule GNN -> attention across the bag -> set encoder -> heads.
+
+Coefficient-blind by construction: the encoder reads atoms, bonds and the SCALE-FREE multiplicity features
+(``mol_feat``) only. The ``naive`` model adds a head that sees raw coefficients (``mol_raw``) and classifies
+output coefficients directly -- the ablation that shows what the exact algebra buys out of distribution.
+Hyper-parameters live in one plain dict (saved with every checkpoint); :func:`build_model` rebuilds from it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+from torch_geometric.utils import scatter
+
+from .blocks import BAG_MIXERS, SET_ENCODERS, ConvStack, mlp
+
+MODEL_NAMES = ("gnn", "naive")
+
+DEFAULTS: dict[str, Any] = {
+    "name": "gnn",
+    "conv": "gine",
+    "hidden": 128,
+    "layers": 3,
+    "heads": 4,
+    "dropout": 0.1,
+    "bag_mixer": "transformer",
+    "bag_layers": 1,
+    "set_encoder": "transformer",
+    "set_layers": 2,
+    "extent": "bayes",  # "bayes" (exact rule, default) or "learned"
+}
+
+
+def model_hparams(model_cfg: dict[str, Any], featurizer: dict[str, Any], n_extra: int) -> dict[str, Any]:
+    hp = {**DEFAULTS, **{k: v for k, v in model_cfg.items() if k in DEFAULTS}}
+    if hp["name"] not in MODEL_NAMES:
+        raise ValueError(f"unknown GNN model name {hp['name']!r} (choose from {MODEL_NAMES})")
+    hp.update(
+        x_dim=featurizer["x_dim"],
+        edge_dim=featurizer["edge_dim"],
+        n_elements=featurizer["n_elements"],
+        comp_dim=featurizer["comp_dim"],
+        n_mult=featurizer["n_mult_features"],
+        n_raw=featurizer["n_raw_coef"],
+        n_roles=len(featurizer["role_nu"]),
+        n_extra=n_extra,
+        n_coef_classes=16,
+        n_extent_features=7,
+    )
+    return hp
+
+
+class BagGNN(nn.Module):
+    def __init__(self, hp: dict[str, Any], extra_comp: torch.Tensor | None = None) -> None:
+        super().__init__()
+        self.hp = dict(hp)
+        H, p = hp["hidden"], hp["dropout"]
+        self.elem = nn.Embedding(hp["n_elements"], H)
+        self.x_proj = nn.Linear(hp["x_dim"], H)
+        self.convs = ConvStack(hp["conv"], H, hp["layers"], hp["edge_dim"], hp["heads"], p)
+        self.bag_mixer = BAG_MIXERS[hp["bag_mixer"]](H, hp["bag_layers"], hp["heads"], p)
+        self.pool = nn.Linear(2 * H, H)
+        self.mult = nn.Linear(hp["n_mult"], H)
+        self.set_enc = SET_ENCODERS[hp["set_encoder"]](H, hp["set_layers"], hp["heads"], p)
+        self.role_head = mlp(H, H, hp["n_roles"], p)
+        self.extra_head = mlp(2 * H, H, hp["n_extra"], p)
+        self.ext_head = mlp(hp["n_extent_features"] + 2 * H, H, 1, p)
+        self.naive = hp["name"] == "naive"
+        if self.naive:
+            self.raw = nn.Linear(hp["n_raw"], H)
+            self.coef_head = mlp(2 * H, H, hp["n_coef_classes"], p)
+            self.newcoef_head = mlp(3 * H, H, hp["n_coef_classes"], p)
+        comp = extra_comp if extra_comp is not None else torch.zeros(hp["n_extra"], hp["comp_dim"])
+        self.register_buffer("extra_comp", comp.float().clone())
+        self.register_buffer("role_nu", torch.tensor([-2.0, -1.0, 0.0, 1.0, 2.0])[: hp["n_roles"]])
+
+    def forward(self, batch: Any) -> dict[str, torch.Tensor]:
+        B = int(batch.num_graphs)
+        M = batch.mol_feat.size(0)
+        h = self.elem(batch.z) + self.x_proj(batch.x)
+        h = self.convs(h, batch.edge_index, batch.edge_attr)
+        h = self.bag_mixer(h, batch.batch, B)
+        mean = scatter(h, batch.atom2mol, dim=0, dim_size=M, reduce="mean")
+        mx = scatter(h, batch.atom2mol, dim=0, dim_size=M, reduce="max")
+        mol = self.pool(torch.cat([mean, mx], -1)) + self.mult(batch.mol_feat)
+        mol = self.set_enc(mol, batch.mol_graph, B)
+        bag = torch.cat(
+            [
+                scatter(mol, batch.mol_graph, dim=0, dim_size=B, reduce="mean"),
+                scatter(mol, batch.mol_graph, dim=0, dim_size=B, reduce="max"),
+            ],
+            -1,
+        )
+        out = {"role_logits": self.role_head(mol), "extra_logits": self.extra_head(bag), "bag": bag}
+        ext_feat = getattr(batch, "ext_feat", None)
+        if ext_feat is not None and ext_feat.numel():
+            out["ext_scores"] = self.score_extents(bag[batch.ext_graph], ext_feat)
+        if self.naive:
+            raw = self.raw(batch.mol_raw)
+            out["coef_logits"] = self.coef_head(torch.cat([mol, raw], -1))
+            raw_bag = scatter(raw, batch.mol_graph, dim=0, dim_size=B, reduce="mean")
+            out["newcoef_logits"] = self.newcoef_head(torch.cat([bag, raw_bag], -1))
+        return out
+
+    def score_extents(self, bag_rows: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
+        return self.ext_head(torch.cat([feats.to(bag_rows.dtype), bag_rows], -1)).squeeze(-1)
+
+
+def build_model(hp: dict[str, Any], extra_comp: torch.Tensor | None = None) -> BagGNN:
+    return BagGNN(hp, extra_comp)

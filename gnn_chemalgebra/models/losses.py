@@ -1,0 +1,48 @@
+"""Training losses: role CE + by-product BCE + learned-extent CE + naive coefficient CE + penalty."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch_geometric.utils import scatter
+
+from .penalty import mass_balance_penalty
+
+
+def grouped_log_softmax(scores: torch.Tensor, group: torch.Tensor, n: int) -> torch.Tensor:
+    mx = scatter(scores.detach(), group, dim=0, dim_size=n, reduce="max")
+    ex = torch.exp(scores - mx[group])
+    lse = torch.log(scatter(ex, group, dim=0, dim_size=n, reduce="sum").clamp(min=1e-30)) + mx
+    return scores - lse[group]
+
+
+def compute_losses(out: dict[str, torch.Tensor], batch: Any, model: Any, weights: dict[str, float]) -> dict:
+    B = int(batch.num_graphs)
+    role_logits = out["role_logits"].float()
+    extra_logits = out["extra_logits"].float()
+    losses = {
+        "role": F.cross_entropy(role_logits, batch.y_role),
+        "extra": F.binary_cross_entropy_with_logits(extra_logits, batch.y_extra),
+    }
+    if "ext_scores" in out:
+        logp = grouped_log_softmax(out["ext_scores"].float(), batch.ext_graph, B)
+        has = scatter(batch.ext_y, batch.ext_graph, dim=0, dim_size=B, reduce="sum")
+        losses["extent"] = -(logp * batch.ext_y).sum() / has.sum().clamp(min=1.0)
+    if "coef_logits" in out:
+        losses["coef"] = F.cross_entropy(out["coef_logits"].float(), batch.y_coef)
+        if (batch.y_newcoef >= 0).any():
+            losses["newcoef"] = F.cross_entropy(out["newcoef_logits"].float(), batch.y_newcoef, ignore_index=-100)
+    losses["penalty"] = mass_balance_penalty(
+        role_logits.softmax(-1),
+        model.role_nu,
+        batch.mol_comp,
+        batch.mol_graph,
+        extra_logits.sigmoid(),
+        model.extra_comp,
+        B,
+    )
+    total = sum(v for k, v in losses.items() if k != "penalty") + weights.get("mass_balance", 0.0) * losses["penalty"]
+    losses["total"] = total
+    return losses
