@@ -57,7 +57,16 @@ def test_formula_agrees_with_calcmolformula_on_uspto() -> None:
 @pytest.mark.unit
 @pytest.mark.parametrize(
     "smiles",
-    ["[2H]C", "[13CH4]", "[3H]O[3H]", "[2H][2H]", "[2H]OC([2H])([2H])[13CH3]", "[18OH2]", "[2H+]", "[15NH4+]"],
+    [
+        "[2H]C",
+        "[13CH4]",
+        "[3H]O[3H]",
+        "[2H][2H]",
+        "[2H]OC([2H])([2H])[13CH3]",
+        "[18OH2]",
+        "[2H+]",
+        "[15NH4+]",
+    ],
 )
 def test_isotopes_merge_like_default_calcmolformula(smiles: str) -> None:
     """Default CalcMolFormula merges isotopes; our parser and the label rule do too."""

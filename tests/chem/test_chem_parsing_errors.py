@@ -71,7 +71,9 @@ def test_good_bags() -> None:
     assert format_bag(parse_bag("{1}C.{2}O.{1}[Ni]")) == "{1}C.{2}O.{1}[Ni]"
 
 
-@pytest.mark.parametrize("smiles", ["", "C1CC", "[Xx]", "CC(", "C foo", "C\tO", "C\x00O", "CC>>CC", ".", "C.", "[H][H][H]"])
+@pytest.mark.parametrize(
+    "smiles", ["", "C1CC", "[Xx]", "CC(", "C foo", "C\tO", "C\x00O", "CC>>CC", ".", "C.", "[H][H][H]"]
+)
 def test_bad_smiles_is_chemistry_error(smiles: str) -> None:
     with pytest.raises(ChemistryError) as info:
         canonical_smiles(smiles)
