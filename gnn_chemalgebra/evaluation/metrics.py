@@ -152,6 +152,12 @@ def score_pair(pred_terms: Sequence[Term], true_terms: Sequence[Term], mode: Mod
 
 # --------------------------------------------------------------------------- parsing lines
 @lru_cache(maxsize=200_000)
+def _smiles_key(smiles: str) -> str | None:
+    # Caches failures too (canonical_smiles only caches successes): models repeat the same bad SMILES.
+    return try_canonical(smiles)
+
+
+@lru_cache(maxsize=200_000)
 def _formula_canonical(formula: str) -> str | None:
     try:
         return write_formula(parse_formula(formula))
@@ -165,7 +171,7 @@ def molecule_key(mol: str, repr: Repr, mode: Mode) -> str | None:
     Paper-mode formulas are compared as written, so their key is the string itself (never ``None``).
     """
     if repr == "smiles":
-        return try_canonical(mol) if mol else None
+        return _smiles_key(mol) if mol else None
     if mode == "paper":
         return mol
     return _formula_canonical(mol)
@@ -176,7 +182,7 @@ def molecule_parses(mol: str, repr: Repr) -> bool:
     if not mol:
         return False
     if repr == "smiles":
-        return try_canonical(mol) is not None
+        return _smiles_key(mol) is not None
     return _formula_canonical(mol) is not None
 
 
