@@ -145,7 +145,8 @@ def balance_cmd(
     if result.unique:
         typer.echo(result.format())
     else:
-        typer.echo(f"underdetermined: {len(result.basis)} independent reactions (every integer combination of them balances)")
+        n = len(result.basis)
+        typer.echo(f"underdetermined: {n} independent reactions (every integer combination balances)")
         typer.echo(result.format())
 
 
@@ -171,7 +172,8 @@ def ceiling_cmd(
         typer.echo(json.dumps([asdict(r) for r in records], indent=1))
         typer.echo(
             f"recovery: {sum(r.n for r in checks)} lines, {bad} identity/apply failures, "
-            f"{sum(r.decompose_mismatch for r in checks)} decompose mismatches",
+            f"{sum(r.decompose_mismatch for r in checks)} decompose mismatches "
+            f"({sum(r.unexplained for r in checks)} unexplained by empty/non-primitive nu)",
             err=True,
         )
     else:
