@@ -39,8 +39,8 @@ class InputError(ChemAlgebraError):
         return msg
 
     def located(self, path: str | None = None, line: int | None = None) -> InputError:
-        """Return a copy with the file and line filled in (keeps values already set)."""
-        return InputError(
+        """Return a copy (same class) with the file and line filled in (keeps values already set)."""
+        return type(self)(
             self.reason,
             path=self.path if self.path is not None else path,
             line=self.line if self.line is not None else line,
