@@ -27,7 +27,7 @@ from ..chem.leftover import leftover_molecule
 from ..chem.molecule import composition, smiles_to_formula
 from ..chem.composition import smiles_composition
 from ..chem.smiles import canonical_smiles
-from ..inference.decode import extent_candidates, extent_features, extent_posterior, group_terms
+from ..inference.decode import extent_features, extent_posterior, group_terms
 from ..io import atomic_write_lines, read_lines
 from .featurize import ROLE_NU, BagData, Featurizer
 from .layout import S_IN, S_OUT, split_files, variant_props
@@ -140,10 +140,8 @@ def to_data(ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0) -
     # Learned extent scorer: candidates from the GOLD roles (Type 2 only; Type 1 is determined).
     groups = group_terms(ex.terms)
     nu = {m: n for m, n in (ex.nu or {}).items() if m in groups or n > 0}
-    n_new = sum(1 for m, n in nu.items() if n > 0 and m not in groups)
-    cands = extent_candidates(groups, nu) if ex.vtype == 2 else []
+    cands, post = extent_posterior(ex.terms, nu, ex.cset) if ex.vtype == 2 else ([], [])
     if cands and ex.xi in cands:
-        post = extent_posterior(cands, groups, nu, n_new, ex.cset)
         feats = extent_features(cands, groups, nu, post)
         d.ext_feat = torch.tensor(feats, dtype=torch.float)
         d.ext_y = torch.tensor([float(c == ex.xi) for c in cands])

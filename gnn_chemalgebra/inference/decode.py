@@ -1,7 +1,7 @@
 """From learned roles/by-products to a balanced target line: nu, extent candidates, xi, source + xi * nu.
 
-No torch here. The Type-2 Bayes rule is called through ONE function, :func:`extent_posterior`, which uses
-``gnn_chemalgebra.algebra.extent`` when that module provides it and a small local fallback otherwise.
+No torch here. The exact parts come from ``gnn_chemalgebra.algebra`` (Type-2 posterior, applying an extent);
+this module turns the network's per-molecule roles and by-products into the ``nu`` those functions need.
 """
 
 from __future__ import annotations
@@ -50,59 +50,44 @@ def guess_coef_set(terms: Sequence[Term]) -> str:
     return "out" if any(t.coef > max(S_IN) for t in terms) else "in"
 
 
-def _fallback_posterior(
-    cands: Sequence[int],
-    groups: Mapping[str, Sequence[int]],
-    nu: Mapping[str, int],
-    n_new_products: int,
-    S: Sequence[int],
-) -> list[float]:
-    """P(k_hat = x | source) under the generator (k_m iid uniform on S, k_hat ~ U{1..min k}).
+def base_roles(groups: Mapping[str, Sequence[int]], nu: Mapping[str, int]):
+    """``algebra.extent.BaseRoles`` from a predicted ``nu`` (spectator terms are reagents)."""
+    from ..algebra.extent import BaseRoles
 
-    Observed: reactant and reagent k_m; a product shows k_p - x when positive, else it is absent (k_p = x).
-    Weight(x) = [every implied k_p in S] * [x <= min k] / min k; constant factors dropped.
-    """
-    Sset = set(S)
-    w = []
-    for x in cands:
-        ks: list[int] = []
-        ok = True
-        for m, coefs in groups.items():
-            n = nu.get(m, 0)
-            if n > 0:
-                for s in coefs:
-                    ok &= (s + x) in Sset
-                    ks.append(s + x)
-            else:
-                ks.extend(coefs)
-        if n_new_products:
-            ok &= x in Sset
-            ks.append(x)
-        lo = min(ks) if ks else x
-        w.append(1.0 / lo if ok and x <= lo else 0.0)
-    tot = sum(w)
-    if tot <= 0:  # inconsistent roles: fall back to uniform
-        return [1.0 / len(cands)] * len(cands) if cands else []
-    return [v / tot for v in w]
+    reactants: list[str] = []
+    reagents: list[str] = []
+    products: list[str] = []
+    for m, coefs in groups.items():
+        n = nu.get(m, 0)
+        if n < 0:
+            reactants += [m] * -n
+            reagents += [m] * max(len(coefs) + n, 0)
+        elif n == 0:
+            reagents += [m] * len(coefs)
+    for m, n in nu.items():
+        if n > 0:
+            products += [m] * n
+    return BaseRoles.of(reactants, reagents, products)
 
 
 def extent_posterior(
-    cands: Sequence[int],
-    groups: Mapping[str, Sequence[int]],
-    nu: Mapping[str, int],
-    n_new_products: int,
-    coef_set_name: str,
-) -> list[float]:
-    """The single call site of the Type-2 Bayes rule (see module docstring)."""
-    try:  # pragma: no cover - depends on the algebra module landing
-        from ..algebra import extent as _alg  # type: ignore[attr-defined]
+    terms: Sequence[Term], nu: Mapping[str, int], coef_set_name: str
+) -> tuple[list[int], list[float]]:
+    """Feasible Type-2 extents and their exact posterior (``algebra.extent.type2_posterior``).
 
-        fn = getattr(_alg, "candidate_posterior", None)
-        if fn is not None:
-            return list(fn(cands, groups, nu, n_new_products, coef_set(coef_set_name)))
-    except ImportError:
-        pass
-    return _fallback_posterior(cands, groups, nu, n_new_products, coef_set(coef_set_name))
+    When the predicted roles explain no extent (wrong roles), every limiting candidate gets equal weight.
+    """
+    from ..algebra.extent import type2_posterior
+    from ..errors import BalanceError
+
+    groups = group_terms(terms)
+    try:
+        post = type2_posterior(terms, base_roles(groups, nu), coef_set(coef_set_name))
+    except BalanceError:
+        cands = extent_candidates(groups, nu)
+        return cands, [1.0 / len(cands)] * len(cands) if cands else []
+    cands = sorted(post)
+    return cands, [float(post[c]) for c in cands]
 
 
 def extent_features(
@@ -134,23 +119,28 @@ def extent_features(
 def apply_extent(
     terms: Sequence[Term], nu: Mapping[str, int], new_products: Sequence[tuple[str, int]], xi: int
 ) -> list[Term]:
-    """target = source + xi * nu, term by term where the term count matches |nu|, else on totals."""
-    out: list[Term] = []
-    for m, coefs in group_terms(terms).items():
-        n = nu.get(m, 0)
-        if n == 0:
-            out += [Term(c, m) for c in coefs]
-        elif len(coefs) == abs(n):
-            step = xi if n > 0 else -xi
-            out += [Term(c + step, m) for c in coefs if c + step > 0]
-        else:
-            tot = sum(coefs) + xi * n
-            if tot > 0:
+    """target = source + xi * nu via ``algebra.decompose.apply_extent``; on totals if that refuses."""
+    from ..algebra.decompose import apply_extent as _apply
+    from ..errors import BalanceError
+
+    full = dict(nu)
+    for m, n in new_products:
+        full[m] = full.get(m, 0) + n
+    if xi <= 0:
+        return list(terms)
+    try:
+        return _apply(terms, full, xi)
+    except BalanceError:
+        out: list[Term] = []
+        for m, coefs in group_terms(terms).items():
+            tot = sum(coefs) + xi * full.get(m, 0)
+            if full.get(m, 0) == 0:
+                out += [Term(c, m) for c in coefs]
+            elif tot > 0:
                 out.append(Term(tot, m))
-    if xi > 0:
         for m, n in new_products:
             out += [Term(xi, m)] * max(n, 1)
-    return out
+        return out
 
 
 @dataclass
@@ -228,18 +218,23 @@ def decode_bag(
         balanced = False
         uncovered.append("charge imbalance")
     groups = group_terms(terms)
-    cands = extent_candidates(groups, nu)
+    full = dict(nu)
+    for m, n in new:
+        full[m] = full.get(m, 0) + n
+    cands = extent_candidates(groups, full)
     post: list[float] = []
     if not cands:
         xi = 0
     elif vtype == 1:
-        xi = cands[-1]
+        from ..algebra.extent import type1_extent
+
+        xi = min(type1_extent(terms), cands[-1])
     else:
-        post = extent_posterior(cands, groups, nu, len(new), coef_set_name)
+        cands, post = extent_posterior(terms, full, coef_set_name)
         scores: Sequence[float] = post
-        if extent_scorer is not None:
-            scores = extent_scorer(cands, extent_features(cands, groups, nu, post))
-        xi = cands[max(range(len(cands)), key=lambda i: (scores[i], -i))]
+        if cands and extent_scorer is not None:
+            scores = extent_scorer(cands, extent_features(cands, groups, full, post))
+        xi = cands[max(range(len(cands)), key=lambda i: (scores[i], -i))] if cands else 0
     return Decoded(
         terms=apply_extent(terms, nu, new, xi),
         nu=nu,
