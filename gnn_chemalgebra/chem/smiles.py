@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
 
 from rdkit import Chem, RDLogger
@@ -9,6 +10,8 @@ from rdkit import Chem, RDLogger
 from ..errors import ChemistryError
 
 RDLogger.DisableLog("rdApp.*")
+
+_REACTION_ARROW = re.compile(r"(?<!-)>")
 
 
 def mol_from_smiles(smiles: str, *, sanitize: bool = True) -> Chem.Mol:
@@ -23,7 +26,7 @@ def mol_from_smiles(smiles: str, *, sanitize: bool = True) -> Chem.Mol:
         raise ChemistryError("whitespace inside a SMILES", term=smiles)
     if "\x00" in smiles:
         raise ChemistryError("NUL character inside a SMILES", term=smiles)
-    if ">" in smiles:
+    if _REACTION_ARROW.search(smiles):  # '->' and '<-' are dative bonds, which RDKit writes
         raise ChemistryError("'>' inside a SMILES: a reaction, not a molecule", term=smiles)
     try:
         mol = Chem.MolFromSmiles(smiles, sanitize=sanitize)
