@@ -14,7 +14,7 @@ import typer
 from .errors import ChemAlgebraError
 
 app = typer.Typer(
-    help="gnn-chemalgebra: the ChemAlgebra benchmark, a GNN with exact stoichiometric algebra, and its evaluator.",
+    help="gnn-chemalgebra: the ChemAlgebra benchmark, a GNN with exact algebra, and its evaluator.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -180,6 +180,72 @@ def ceiling_cmd(
         typer.echo(format_ceilings(records))
         typer.echo("\nnu/xi recovery (decompose and apply_extent against meta):")
         typer.echo(format_recovery(checks))
+
+
+# --------------------------------------------------------------------------- train / predict (GNN)
+@app.command("train")
+@friendly_errors
+def train_cmd(
+    config: Path = typer.Option(..., "--config", help="YAML preset, e.g. configs/gnn_cpu.yaml."),
+    set_: list[str] = typer.Option([], "--set", help="Override a config key: --set train.lr=0.001 (repeatable)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue from <run_dir>/last.pt."),
+) -> None:
+    """Train the model named by model.name (gnn, naive, transformer) and write checkpoints to run_dir."""
+    import json
+
+    from .config import load_config
+    from .training.run import train
+
+    summary = train(load_config(config, set_), resume=resume)
+    if isinstance(summary, dict):
+        typer.echo(json.dumps({k: v for k, v in summary.items() if k != "history"}, indent=1, default=str))
+
+
+@app.command("predict")
+@friendly_errors
+def predict_cmd(
+    input: str = typer.Argument(..., help="File with one reaction per line, or '-' for stdin."),
+    checkpoint: Path = typer.Option(None, "--checkpoint", help="GNN checkpoint (default: $GNNCA_CHECKPOINT "
+                                    "or checkpoints/gnn_default.pt)."),
+    repr: str = typer.Option(None, "--repr", help="smiles | formula (default: detected)."),
+    as_json: bool = typer.Option(False, "--json", help="One JSON object per line: roles, extent, confidences."),
+    draw: Path = typer.Option(None, "--draw", help="Draw the predicted reaction(s) to this PNG (SMILES only)."),
+    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad lines and report their count."),
+    beam: int = typer.Option(1, "--beam", help="Role-assignment beam width (alternatives in --json)."),
+    coef_set: str = typer.Option("auto", "--coef-set", help="Type 2 prior: in | out | auto (from the input)."),
+    device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto."),
+) -> None:
+    """Predict balanced target lines (benchmark format) for reactions with or without coefficients."""
+    import json
+
+    from .errors import InputError
+    from .inference.predictor import Predictor
+    from .inference.run import default_checkpoint, draw_reactions, predict_lines
+    from .training.device import select_device
+
+    if repr not in (None, "smiles", "formula"):
+        raise InputError(f"--repr must be smiles or formula, got {repr!r}")
+    if coef_set not in ("auto", "in", "out"):
+        raise InputError(f"--coef-set must be in, out or auto, got {coef_set!r}")
+    ck = checkpoint or default_checkpoint()
+    if not Path(ck).exists():
+        raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=str(ck))
+    predictor = Predictor.from_checkpoint(str(ck), select_device(device))
+    if input == "-":
+        lines, name = sys.stdin.read().splitlines(), "<stdin>"
+    else:
+        with open(input, encoding="utf-8") as fh:
+            lines, name = fh.read().splitlines(), input
+    res = predict_lines(lines, predictor, source_name=name, repr=repr, coef_set=coef_set,
+                        skip_invalid=skip_invalid, beam=beam)
+    for r in res.records:
+        typer.echo(json.dumps(r) if as_json else r["prediction"])
+    if draw is not None:
+        draw_reactions(res.records, draw, predictor.repr)
+    if res.invalid:
+        for msg in res.invalid:
+            typer.echo(f"gnnca: skipped: {msg}", err=True)
+        typer.echo(f"gnnca: skipped {len(res.invalid)} invalid line(s)", err=True)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -55,6 +55,7 @@ class Predictor:
         self.naive = getattr(model, "naive", False)
         self.learned_extent = model.hp.get("extent") == "learned"
         self._comp_cache: dict[str, Any] = {}
+        self.balance_beam = 4
         self.comp_lookup: dict[tuple, str] = {}
         for s in vocab.items[1:]:
             self.comp_lookup.setdefault(tuple(sorted(self._comp(s).items())), s)
@@ -113,15 +114,23 @@ class Predictor:
                     return self.model.score_extents(bag.expand(len(cands), -1), f).float().cpu().tolist()
 
         logp = torch.log(r["role_p"].clamp(min=1e-12))
-        hyps = kbest_assignments(logp, max(beam, 1))
+        hyps = kbest_assignments(logp, max(beam, self.balance_beam))
+        ranked = sorted(extras, key=lambda e: -float(r["extra_p"][self.vocab.index[e]]))
         decs: list[tuple[float, Decoded]] = []
         for score, assign in hyps:
             nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, assign)}
-            d = decode_bag(
-                ex.terms, nu, extras, comps, self.repr, ex.vtype, ex.cset,
-                comp_lookup=self.comp_lookup, extent_scorer=scorer,
-            )
+            # Drop the least confident by-products until the remainder is a valid composition.
+            for keep in range(len(ranked), -1, -1):
+                d = decode_bag(
+                    ex.terms, nu, ranked[:keep], comps, self.repr, ex.vtype, ex.cset,
+                    comp_lookup=self.comp_lookup, extent_scorer=scorer,
+                )
+                if d.balanced:
+                    break
             decs.append((score, d))
+        # Top-1 = the most likely hypothesis whose decoding is balanced (exact algebra), if any.
+        order = sorted(range(len(decs)), key=lambda i: (not decs[i][1].balanced, i))
+        decs = [decs[i] for i in order][: max(beam, 1)]
         best = decs[0][1]
         terms = best.terms
         if self.naive:
