@@ -165,15 +165,53 @@ class Seq2SeqTransformer(nn.Module):
         return self.decode(tgt_in, mem, pad)
 
     # ------------------------------------------------------------------ decoding
+    def decode_step(
+        self, tok: Tensor, cache: list[Tensor] | None, mem: Tensor, mem_pad: Tensor
+    ) -> tuple[Tensor, list[Tensor]]:
+        """Logits of the next token given the newest token ``tok`` (N,) and a cache of earlier positions.
+
+        Pre-norm layers make this exact: position t of layer l only attends to the normed layer-l inputs of
+        positions <= t, which never change, so caching them turns each step from O(t^2) into O(t). Rows of a
+        batch are independent, so a beam reorders the cache by indexing it. Eval mode only (no dropout).
+        """
+        t = 0 if cache is None else cache[0].shape[1]
+        x = self.tgt_emb(tok[:, None]) * math.sqrt(self.d_model) + self.pos(t + 1)[t]
+        new_cache: list[Tensor] = []
+        dec = self.transformer.decoder
+        for i, layer in enumerate(dec.layers):
+            h = layer.norm1(x)
+            kv = h if cache is None else torch.cat([cache[i], h], 1)
+            new_cache.append(kv)
+            x = x + layer.self_attn(h, kv, kv, need_weights=False)[0]
+            x = (
+                x
+                + layer.multihead_attn(
+                    layer.norm2(x), mem, mem, key_padding_mask=mem_pad, need_weights=False
+                )[0]
+            )
+            x = x + layer.linear2(layer.activation(layer.linear1(layer.norm3(x))))
+        if dec.norm is not None:
+            x = dec.norm(x)
+        return self.generator(x[:, 0]), new_cache
+
+    def _next_logits(
+        self, ys: Tensor, cache: list[Tensor] | None, mem: Tensor, pad: Tensor, use_cache: bool
+    ) -> tuple[Tensor, list[Tensor] | None]:
+        if use_cache and not self.training:
+            return self.decode_step(ys[:, -1], cache, mem, pad)
+        return self.decode(ys, mem, pad)[:, -1], None
+
     @torch.no_grad()
-    def greedy(self, src: Tensor, max_len: int = 200) -> list[list[int]]:
+    def greedy(self, src: Tensor, max_len: int = 200, use_cache: bool = True) -> list[list[int]]:
         """Argmax decoding, batched; each row stops at its own ``</s>`` (not included in the output)."""
         mem, pad = self.encode(src)
         b = src.shape[0]
         ys = torch.full((b, 1), BOS_ID, dtype=torch.long, device=src.device)
         done = torch.zeros(b, dtype=torch.bool, device=src.device)
+        cache: list[Tensor] | None = None
         for _ in range(max_len):
-            nxt = self.decode(ys, mem, pad)[:, -1].float().argmax(-1)
+            logits, cache = self._next_logits(ys, cache, mem, pad, use_cache)
+            nxt = logits.float().argmax(-1)
             nxt = torch.where(done, torch.full_like(nxt, PAD_ID), nxt)
             ys = torch.cat([ys, nxt[:, None]], 1)
             done |= nxt.eq(EOS_ID)
@@ -183,7 +221,12 @@ class Seq2SeqTransformer(nn.Module):
 
     @torch.no_grad()
     def beam_search(
-        self, src: Tensor, beam: int = 10, max_len: int = 200, length_penalty: float = 0.0
+        self,
+        src: Tensor,
+        beam: int = 10,
+        max_len: int = 200,
+        length_penalty: float = 0.0,
+        use_cache: bool = True,
     ) -> list[list[tuple[list[int], float]]]:
         """Batched beam search: per input, ``beam`` hypotheses (ids, log-prob score), best first.
 
@@ -201,8 +244,10 @@ class Seq2SeqTransformer(nn.Module):
         scores = scores.view(-1)
         done = torch.zeros(b * k, dtype=torch.bool, device=dev)
         lengths = torch.zeros(b * k, dtype=torch.long, device=dev)
+        cache: list[Tensor] | None = None
         for _ in range(max_len):
-            logp = torch.log_softmax(self.decode(ys, mem, pad)[:, -1].float(), -1)
+            logits, cache = self._next_logits(ys, cache, mem, pad, use_cache)
+            logp = torch.log_softmax(logits.float(), -1)
             v = logp.shape[-1]
             frozen = torch.full_like(logp, float("-inf"))
             frozen[:, PAD_ID] = 0.0
@@ -213,6 +258,8 @@ class Seq2SeqTransformer(nn.Module):
             origin = origin.view(-1)
             tok = (idx % v).view(-1)
             ys = torch.cat([ys[origin], tok[:, None]], 1)
+            if cache is not None:
+                cache = [c[origin] for c in cache]
             was_done = done[origin]
             lengths = lengths[origin] + (~was_done).long()
             done = was_done | tok.eq(EOS_ID)

@@ -84,3 +84,19 @@ def test_shared_embeddings_tie_generator() -> None:
     shared, separate = _model(share_embeddings=True), _model(share_embeddings=False)
     assert shared.generator.weight is shared.src_emb.weight
     assert count_parameters(separate) > count_parameters(shared)
+
+
+@pytest.mark.parametrize("positional", ["sinusoidal", "learned"])
+def test_cached_decoding_matches_full_recompute(positional: str) -> None:
+    m = _model(positional=positional)
+    src = torch.tensor([[4, 5, 6, 7], [8, 9, PAD_ID, PAD_ID]])
+    mem, pad = m.encode(src)
+    ys = torch.tensor([[1, 7, 8, 9], [1, 10, 4, 5]])
+    full = m.decode(ys, mem, pad)
+    cache = None
+    for t in range(ys.shape[1]):
+        step, cache = m.decode_step(ys[:, t], cache, mem, pad)
+        torch.testing.assert_close(step, full[:, t], atol=1e-5, rtol=1e-5)
+    assert m.greedy(src, 10) == m.greedy(src, 10, use_cache=False)
+    fast, slow = m.beam_search(src, 3, 8), m.beam_search(src, 3, 8, use_cache=False)
+    assert [[ids for ids, _ in h] for h in fast] == [[ids for ids, _ in h] for h in slow]
