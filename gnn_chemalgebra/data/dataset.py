@@ -22,10 +22,9 @@ from typing import Any
 import torch
 
 from ..chem.bag import Term, format_bag, parse_bag
-from ..chem.composition import CHARGE_KEY
+from ..chem.composition import CHARGE_KEY, smiles_composition
 from ..chem.leftover import leftover_molecule
 from ..chem.molecule import composition, smiles_to_formula
-from ..chem.composition import smiles_composition
 from ..chem.smiles import canonical_smiles
 from ..inference.decode import extent_features, extent_posterior, group_terms
 from ..io import atomic_write_lines, read_lines
@@ -84,7 +83,9 @@ def attach_labels(ex: BagExample, meta: dict[str, Any], repr: str) -> BagExample
     return ex
 
 
-def load_examples(data_dir: str | Path, variant: str, split: str, limit: int | None = None) -> list[BagExample]:
+def load_examples(
+    data_dir: str | Path, variant: str, split: str, limit: int | None = None
+) -> list[BagExample]:
     src_p, tgt_p, meta_p = split_files(Path(data_dir), variant, split)
     props = variant_props(variant)
     src, tgt = read_lines(src_p), read_lines(tgt_p)
@@ -201,9 +202,11 @@ def _balanced(reactants, reagents, products):
     prods = list(products) + ([r_left] if r_left else [])
     reacts = list(reactants) + ([p_left] if p_left else [])
     reagents = [m for s in reagents for m in s.split(".")]
-    return [canonical_smiles(s) for s in reacts], [canonical_smiles(s) for s in reagents], [
-        canonical_smiles(s) for s in prods
-    ]
+    return (
+        [canonical_smiles(s) for s in reacts],
+        [canonical_smiles(s) for s in reagents],
+        [canonical_smiles(s) for s in prods],
+    )
 
 
 def write_toy_variant(out: str | Path, variant: str, n: dict[str, int] | None = None, seed: int = 0) -> Path:
@@ -244,7 +247,11 @@ def write_toy_variant(out: str | Path, variant: str, n: dict[str, int] | None = 
             tgt_l.append(format_bag(Term(k, m) for k, m, _ in tgt))
             meta = {
                 "rxn": rxn,
-                "bal_split": "train" if split.startswith("train") else "valid" if split == "valid" else "test",
+                "bal_split": "train"
+                if split.startswith("train")
+                else "valid"
+                if split == "valid"
+                else "test",
                 "set": "out" if S is S_OUT else "in",
                 "xi": xi,
                 "k": kd,

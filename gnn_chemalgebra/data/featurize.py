@@ -130,7 +130,7 @@ def multiplicity_features(totals: Sequence[int], nterms: Sequence[int]) -> torch
     denom = max(len(distinct) - 1, 1)
     lo, hi = distinct[0], distinct[-1]
     rows = []
-    for k, c in zip(totals, nterms):
+    for k, c in zip(totals, nterms, strict=False):
         rows.append(
             [
                 float(k == lo),

@@ -156,7 +156,9 @@ class Decoded:
     balanced: bool = True
 
 
-def remainder(nu: Mapping[str, int], comps: Mapping[str, Mapping[str, int]], extras: Sequence[str]) -> Counter:
+def remainder(
+    nu: Mapping[str, int], comps: Mapping[str, Mapping[str, int]], extras: Sequence[str]
+) -> Counter:
     """Reactant composition minus present products minus by-products (element view, with net charge)."""
     r: Counter = Counter()
     for m, n in nu.items():

@@ -118,12 +118,19 @@ class Predictor:
         ranked = sorted(extras, key=lambda e: -float(r["extra_p"][self.vocab.index[e]]))
         decs: list[tuple[float, Decoded]] = []
         for score, assign in hyps:
-            nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, assign)}
+            nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, assign, strict=False)}
             # Drop the least confident by-products until the remainder is a valid composition.
             for keep in range(len(ranked), -1, -1):
                 d = decode_bag(
-                    ex.terms, nu, ranked[:keep], comps, self.repr, ex.vtype, ex.cset,
-                    comp_lookup=self.comp_lookup, extent_scorer=scorer,
+                    ex.terms,
+                    nu,
+                    ranked[:keep],
+                    comps,
+                    self.repr,
+                    ex.vtype,
+                    ex.cset,
+                    comp_lookup=self.comp_lookup,
+                    extent_scorer=scorer,
                 )
                 if d.balanced:
                     break
@@ -139,8 +146,13 @@ class Predictor:
         return {
             "prediction": format_bag(terms),
             "molecules": [
-                {"mol": m, "role": ROLE_NAMES[ROLE_NU[int(j)]], "nu": ROLE_NU[int(j)], "confidence": round(c, 4)}
-                for m, j, c in zip(ex.mols, r["role_p"].argmax(-1).tolist(), conf)
+                {
+                    "mol": m,
+                    "role": ROLE_NAMES[ROLE_NU[int(j)]],
+                    "nu": ROLE_NU[int(j)],
+                    "confidence": round(c, 4),
+                }
+                for m, j, c in zip(ex.mols, r["role_p"].argmax(-1).tolist(), conf, strict=False)
             ],
             "by_products": {e: round(float(r["extra_p"][self.vocab.index[e]]), 4) for e in extras},
             "new_products": [m for m, _ in best.new_products],
@@ -154,23 +166,28 @@ class Predictor:
         }
 
     def _naive_terms(self, ex: BagExample, r: dict[str, Any], best: Decoded) -> list[Term]:
-        out = [Term(int(k), m) for m, k in zip(ex.mols, r["coef"]) if k > 0]
+        out = [Term(int(k), m) for m, k in zip(ex.mols, r["coef"], strict=False) if k > 0]
         return out + [Term(int(r["newcoef"]), m) for m, _ in best.new_products if r["newcoef"] > 0]
 
-    def predict(self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1) -> list[dict[str, Any]]:
+    def predict(
+        self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1
+    ) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]
             data = [to_data(ex, self.feat, self.vocab, i) for i, ex in enumerate(chunk)]
-            for ex, r in zip(chunk, self.forward(data)):
+            for ex, r in zip(chunk, self.forward(data), strict=False):
                 results.append(self.decode_one(ex, r, beam))
         return results
 
-    def predict_data(self, examples: Sequence[BagExample], data: Sequence[Any], batch_size: int = 64) -> list[str]:
+    def predict_data(
+        self, examples: Sequence[BagExample], data: Sequence[Any], batch_size: int = 64
+    ) -> list[str]:
         """Top-1 lines for already featurised examples (the trainer's validation)."""
         lines: list[str] = []
         for s in range(0, len(examples), batch_size):
             outs = self.forward(data[s : s + batch_size])
-            lines += [self.decode_one(ex, r)["prediction"] for ex, r in zip(examples[s : s + batch_size], outs)]
+            lines += [
+                self.decode_one(ex, r)["prediction"] for ex, r in zip(examples[s : s + batch_size], outs, strict=False)
+            ]
         return lines
-

@@ -109,7 +109,7 @@ def predict_lines(
     outs = predictor.predict(examples, batch_size=batch_size, beam=beam)
     from ..chem.bag import format_bag
 
-    for n, ex, o in zip(numbers, examples, outs):
+    for n, ex, o in zip(numbers, examples, outs, strict=False):
         res.records.append({"line": n, "source": format_bag(ex.terms), "coef_set": ex.cset, **o})
     return res
 

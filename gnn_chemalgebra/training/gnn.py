@@ -22,7 +22,7 @@ from ..inference.predictor import Predictor
 from ..models.gnn import build_model, model_hparams
 from ..models.losses import compute_losses
 from .checkpoint import load_checkpoint, save_checkpoint
-from .device import autocast, select_device, seed_everything
+from .device import autocast, seed_everything, select_device
 from .logging import RunLogger, progress
 
 
@@ -84,13 +84,19 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
 
     last = run_dir / "last.pt"
     ck = load_checkpoint(last) if resume and last.exists() else None
-    train_ex = load_examples(dcfg["dir"], dcfg["variant"], dcfg.get("train_split", "train"), dcfg.get("limit"))
-    val_ex = load_examples(dcfg["dir"], dcfg["variant"], dcfg.get("val_split", "valid"), dcfg.get("val_limit"))
+    train_ex = load_examples(
+        dcfg["dir"], dcfg["variant"], dcfg.get("train_split", "train"), dcfg.get("limit")
+    )
+    val_ex = load_examples(
+        dcfg["dir"], dcfg["variant"], dcfg.get("val_split", "valid"), dcfg.get("val_limit")
+    )
     feat = Featurizer(repr_)
     if ck is not None:
         vocab = ExtraVocab(ck["featurizer"]["vocab"][1:])
     else:
-        vocab = ExtraVocab.build(train_ex, int(mcfg.get("vocab_size", 512)), int(mcfg.get("vocab_min_count", 1)))
+        vocab = ExtraVocab.build(
+            train_ex, int(mcfg.get("vocab_size", 512)), int(mcfg.get("vocab_min_count", 1))
+        )
     hp = model_hparams(mcfg, feat.settings(), len(vocab))
     model = build_model(hp, vocab_compositions(vocab, feat)).to(device)
     opt = torch.optim.AdamW(

@@ -45,11 +45,12 @@ def test_formula_nodes_one_per_element_and_charge():
 
 
 @pytest.mark.parametrize("transform", [lambda k: 3 * k, lambda k: k + 5, lambda k: 2 * k + 7])
-@pytest.mark.parametrize("repr,mols", [("smiles", ["CCO", "CC(=O)O", "O", "[Pd]"]),
-                                       ("formula", ["C2H6O", "C2H4O2", "H2O", "Pd"])])
+@pytest.mark.parametrize(
+    "repr,mols", [("smiles", ["CCO", "CC(=O)O", "O", "[Pd]"]), ("formula", ["C2H6O", "C2H4O2", "H2O", "Pd"])]
+)
 def test_network_inputs_are_scale_and_shift_free(transform, repr, mols):
     coefs = [2, 2, 1, 4]
-    terms = [(k, m) for k, m in zip(coefs, mols)]
+    terms = [(k, m) for k, m in zip(coefs, mols, strict=False)]
     a, feat = _bag(terms, repr)
     b, _ = _bag([(transform(k), m) for k, m in reversed(terms)], repr)  # also reshuffled
     for key in NETWORK_INPUTS:
@@ -61,8 +62,9 @@ def test_network_inputs_are_scale_and_shift_free(transform, repr, mols):
     oa, ob = model(Batch.from_data_list([a])), model(Batch.from_data_list([b]))
     assert torch.allclose(oa["role_logits"], ob["role_logits"])
     naive = build_model({**hp, "name": "naive"}).eval()
-    assert not torch.allclose(naive(Batch.from_data_list([a]))["coef_logits"],
-                              naive(Batch.from_data_list([b]))["coef_logits"])
+    assert not torch.allclose(
+        naive(Batch.from_data_list([a]))["coef_logits"], naive(Batch.from_data_list([b]))["coef_logits"]
+    )
 
 
 def test_multiplicity_features_columns():

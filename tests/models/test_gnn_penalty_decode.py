@@ -42,26 +42,34 @@ def test_penalty_zero_on_gold_and_has_gradients(toy, variant):
     nu = torch.tensor(ROLE_NU, dtype=torch.float)
     comp = vocab_compositions(vocab, feat)
     hard = torch.nn.functional.one_hot(batch.y_role, len(ROLE_NU)).float()
-    pen = mass_balance_penalty(hard, nu, batch.mol_comp, batch.mol_graph, batch.y_extra, comp, batch.num_graphs)
+    pen = mass_balance_penalty(
+        hard, nu, batch.mol_comp, batch.mol_graph, batch.y_extra, comp, batch.num_graphs
+    )
     assert pen.item() == 0.0
     # every molecule called a product: products exceed reactants -> positive penalty with gradients
     logits = torch.zeros_like(hard, requires_grad=True)
     with torch.no_grad():
         logits[:, ROLE_NU.index(1)] = 5.0
-    pen = mass_balance_penalty(logits.softmax(-1), nu, batch.mol_comp, batch.mol_graph,
-                               batch.y_extra, comp, batch.num_graphs)
+    pen = mass_balance_penalty(
+        logits.softmax(-1), nu, batch.mol_comp, batch.mol_graph, batch.y_extra, comp, batch.num_graphs
+    )
     pen.backward()
     assert pen.item() > 0 and logits.grad.abs().sum() > 0
 
 
 def test_gold_labels_decode_exactly(toy):
-    for variant, split, floor in [("ChemAlgebra_F_T1_x1", "train", 100.0), ("ChemAlgebra_F_T1_x1", "test_out", 100.0),
-                                  ("ChemAlgebra_F_T2_x1", "train", 50.0)]:
+    for variant, split, floor in [
+        ("ChemAlgebra_F_T1_x1", "train", 100.0),
+        ("ChemAlgebra_F_T1_x1", "test_out", 100.0),
+        ("ChemAlgebra_F_T2_x1", "train", 50.0),
+    ]:
         exs = load_examples(toy, variant, split)
         lines = []
         for ex in exs:
             comps = {m: composition(m, "formula") for m in ex.mols + ex.extras}
-            d = decode_bag(ex.terms, dict(zip(ex.mols, ex.nu_in)), ex.extras, comps, "formula", ex.vtype, ex.cset)
+            d = decode_bag(
+                ex.terms, dict(zip(ex.mols, ex.nu_in, strict=False)), ex.extras, comps, "formula", ex.vtype, ex.cset
+            )
             assert d.balanced
             lines.append(format_bag(d.terms))
         assert evaluate_lines(lines, [ex.tgt for ex in exs], "formula")["EM"] >= floor

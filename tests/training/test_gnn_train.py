@@ -40,8 +40,9 @@ def toy(tmp_path_factory):
 
 
 def _cfg(toy, run_dir, *extra):
-    return load_config("configs/gnn_tiny.yaml", [f"data.dir={toy}", f"data.variant={VARIANT}",
-                                                  f"run_dir={run_dir}", *extra])
+    return load_config(
+        "configs/gnn_tiny.yaml", [f"data.dir={toy}", f"data.variant={VARIANT}", f"run_dir={run_dir}", *extra]
+    )
 
 
 def test_train_checkpoint_resume_predict(toy, tmp_path):
@@ -57,12 +58,14 @@ def test_train_checkpoint_resume_predict(toy, tmp_path):
     r = train(_cfg(toy, tmp_path / "run", "train.epochs=5"), resume=True)
     assert [h["epoch"] for h in r["history"]] == [3, 4]
     full = train(_cfg(toy, tmp_path / "full", "train.epochs=5"))
-    assert r["history"][-1]["train"]["total"] == pytest.approx(full["history"][-1]["train"]["total"], rel=1e-6)
+    assert r["history"][-1]["train"]["total"] == pytest.approx(
+        full["history"][-1]["train"]["total"], rel=1e-6
+    )
     # predictions are balanced lines in the benchmark format
     pred = Predictor.from_checkpoint(str(tmp_path / "run" / "best.pt"))
     src = (toy / VARIANT / "src-valid.txt").read_text().splitlines()
     res = predict_lines(src, pred)
-    for line, rec in zip(src, res.records):
+    for line, rec in zip(src, res.records, strict=False):
         assert rec["prediction"].startswith("{")
         if rec["balanced"]:
             assert _totals(rec["prediction"]) == _totals(line)
@@ -72,9 +75,24 @@ def test_train_checkpoint_resume_predict(toy, tmp_path):
 def test_cli_train_and_predict(toy, tmp_path):
     runner = CliRunner()
     run_dir = tmp_path / "cli_run"
-    res = runner.invoke(app, ["train", "--config", "configs/gnn_tiny.yaml", "--set", f"data.dir={toy}",
-                              "--set", f"data.variant={VARIANT}", "--set", f"run_dir={run_dir}",
-                              "--set", "train.epochs=2", "--set", "train.tensorboard=false"])
+    res = runner.invoke(
+        app,
+        [
+            "train",
+            "--config",
+            "configs/gnn_tiny.yaml",
+            "--set",
+            f"data.dir={toy}",
+            "--set",
+            f"data.variant={VARIANT}",
+            "--set",
+            f"run_dir={run_dir}",
+            "--set",
+            "train.epochs=2",
+            "--set",
+            "train.tensorboard=false",
+        ],
+    )
     assert res.exit_code == 0, res.output
     ck = str(run_dir / "last.pt")
     inp = tmp_path / "in.txt"
@@ -82,7 +100,9 @@ def test_cli_train_and_predict(toy, tmp_path):
     bad = runner.invoke(app, ["predict", str(inp), "--checkpoint", ck])
     assert bad.exit_code == 2
     assert f"gnnca: error: {inp}:3:" in bad.output
-    ok = runner.invoke(app, ["predict", str(inp), "--checkpoint", ck, "--skip-invalid", "--json", "--beam", "2"])
+    ok = runner.invoke(
+        app, ["predict", str(inp), "--checkpoint", ck, "--skip-invalid", "--json", "--beam", "2"]
+    )
     assert ok.exit_code == 0, ok.output
     recs = [json.loads(x) for x in ok.stdout.splitlines() if x.startswith("{")]
     assert [r["line"] for r in recs] == [1, 2]
