@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from ..data.dataset import BagExample, example_from_terms
 from ..errors import ChemistryError, InputError
 from .decode import guess_coef_set
 
+_ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
 DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "gnn_default.pt"
 
 
@@ -45,8 +47,8 @@ def parse_input_line(
     """One input reaction: ``{k}MOL.{k}MOL``, bare ``MOL.MOL`` (k = 1) or reaction SMILES ``reactants>reagents>``."""
     try:
         body = text.strip()
-        if ">" in body:
-            parts = body.split(">")
+        if _ARROW.search(body):
+            parts = _ARROW.split(body)
             if len(parts) != 3:
                 raise InputError("reaction SMILES must look like 'reactants>reagents>' (two '>')")
             body = ".".join(p for p in parts[:2] if p)
