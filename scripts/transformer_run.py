@@ -46,7 +46,7 @@ def main(argv: list[str] | None = None) -> int:
 
     short = variant_short(args.variant)
     run_dir = Path(args.run_dir or f"runs/transformer_{short}")
-    overrides = [f"data.dir={args.built}", f"data.variant={args.variant}", f"train.run_dir={run_dir}"]
+    overrides = [f"data.dir={args.built}", f"data.variant={args.variant}", f"run_dir={run_dir}"]
     if args.minutes:
         overrides.append(f"train.max_minutes={args.minutes}")
     cfg = load_config(args.config, overrides + args.overrides)

@@ -55,7 +55,6 @@ TRAIN_DEFAULTS: dict[str, Any] = {
     "patience": 5,  # evaluations without improvement
     "num_threads": 0,  # 0 = leave torch's default
     "progress": True,
-    "run_dir": "runs/transformer",
 }
 DATA_DEFAULTS: dict[str, Any] = {
     "tokenizer": "auto",
@@ -418,7 +417,7 @@ def train(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
     mcfg = dict(cfg.get("model") or {})
     if "dir" not in dcfg or "variant" not in dcfg:
         raise InputError("config needs data.dir (built root) and data.variant (e.g. ChemAlgebra_F_T1_x1)")
-    run_dir = Path(cfg.get("run_dir") or tcfg["run_dir"])
+    run_dir = Path(cfg.get("run_dir") or tcfg.get("run_dir") or "runs/transformer")  # top level, as the GNN
     run_dir.mkdir(parents=True, exist_ok=True)
     if tcfg["num_threads"]:
         torch.set_num_threads(int(tcfg["num_threads"]))

@@ -47,9 +47,7 @@ def _fixture(root: Path) -> Path:
 
 def _cfg(tmp_path: Path, *overrides: str) -> dict:
     root = _fixture(tmp_path / "built") if not (tmp_path / "built").exists() else tmp_path / "built"
-    cfg = load_config(
-        TINY, [f"data.dir={root}", f"data.variant={VARIANT}", f"train.run_dir={tmp_path / 'run'}"]
-    )
+    cfg = load_config(TINY, [f"data.dir={root}", f"data.variant={VARIANT}", f"run_dir={tmp_path / 'run'}"])
     return apply_overrides(cfg, overrides)
 
 
@@ -98,7 +96,7 @@ def test_checkpoint_is_weights_only_and_resume_is_exact(tmp_path: Path) -> None:
     assert resumed["resumed"] and resumed["step"] == 12
     assert load_checkpoint(resumed["last"])["step"] == 12
 
-    straight_cfg = apply_overrides(cfg, ["train.max_steps=12", f"train.run_dir={tmp_path / 'straight'}"])
+    straight_cfg = apply_overrides(cfg, ["train.max_steps=12", f"run_dir={tmp_path / 'straight'}"])
     straight = train(straight_cfg, resume=False)
     a, b = load_checkpoint(resumed["last"])["model"], load_checkpoint(straight["last"])["model"]
     for k in a:  # dropout RNG, data order and optimizer state all carried over
@@ -107,6 +105,6 @@ def test_checkpoint_is_weights_only_and_resume_is_exact(tmp_path: Path) -> None:
 
 @pytest.mark.unit
 def test_missing_data_is_a_clear_error(tmp_path: Path) -> None:
-    cfg = load_config(TINY, [f"data.dir={tmp_path}", f"train.run_dir={tmp_path / 'run'}"])
+    cfg = load_config(TINY, [f"data.dir={tmp_path}", f"run_dir={tmp_path / 'run'}"])
     with pytest.raises(InputError, match="src-train.txt"):
         train(cfg)
