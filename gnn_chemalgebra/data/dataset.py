@@ -28,7 +28,9 @@ from ..chem.molecule import composition, smiles_to_formula
 from ..chem.smiles import canonical_smiles
 from ..inference.decode import extent_features, extent_posterior, group_terms
 from ..io import atomic_write_lines, read_lines
-from .featurize import ROLE_NU, BagData, Featurizer
+from .featurize import CHARGE_INDEX, ROLE_NU, BagData, Featurizer
+
+LEFT_CHARGE_SHIFT = 2  # leftover charge class = charge + 2 (see models.gnn.CHARGE_SHIFT)
 from .layout import S_IN, S_OUT, split_files, variant_props
 
 N_COEF_CLASSES = 16  # naive head: output coefficient 0..15
@@ -138,6 +140,13 @@ def to_data(ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0) -
         return d
     d.y_role = torch.tensor([ROLE_NU.index(max(-2, min(2, n))) for n in ex.nu_in])
     d.y_extra = vocab.encode(ex.extras)
+    # Structured leftover labels: the composition of the new non-main products (the artificial leftover
+    # chain, rarely a second by-product) per element column; the charge column is shifted to stay >= 0.
+    left = torch.zeros(1, feat.settings()["comp_dim"])
+    for e in ex.extras:
+        left[0] += feat.molecule(e)[1]
+    left[0, CHARGE_INDEX] += LEFT_CHARGE_SHIFT
+    d.y_left = left.round().long().clamp(min=0)
     # Learned extent scorer: candidates from the GOLD roles (Type 2 only; Type 1 is determined).
     groups = group_terms(ex.terms)
     nu = {m: n for m, n in (ex.nu or {}).items() if m in groups or n > 0}

@@ -189,6 +189,8 @@ class Featurizer:
             "n_mult_features": N_MULT_FEATURES,
             "n_raw_coef": N_RAW_COEF,
             "role_nu": list(ROLE_NU),
+            "h_index": ELEMENT_INDEX["H"],
+            "charge_index": CHARGE_INDEX,
         }
 
     def molecule(self, mol: str) -> tuple[dict[str, torch.Tensor], torch.Tensor]:

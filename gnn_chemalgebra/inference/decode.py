@@ -70,19 +70,61 @@ def base_roles(groups: Mapping[str, Sequence[int]], nu: Mapping[str, int]):
     return BaseRoles.of(reactants, reagents, products)
 
 
+def term_roles(terms: Sequence[Term], nu: Mapping[str, int], vtype: int) -> list[str]:
+    """One generator role per SOURCE term (reactant / reagent / product) from per-molecule ``nu``.
+
+    The generator writes a molecule that is both reagent and product as SEPARATE terms, so the roles of the
+    individual terms matter for the target's layout. Rules: ``nu < 0``: ``|nu|`` terms are reactants, the rest
+    reagents; ``nu == 0``: reagents; ``nu > 0`` (product already present): Type 1 sources hold no products, so
+    reagents; Type 2 excess product terms carry ``k - k_hat`` < the reagent's ``k``: when a molecule's terms
+    differ, the largest are reagents and the others products; when they are equal, up to ``nu`` are products.
+    """
+    groups = group_terms(terms)
+    per_mol: dict[str, list[str]] = {}
+    for m, coefs in groups.items():
+        n = nu.get(m, 0)
+        idx = sorted(range(len(coefs)), key=lambda i: -coefs[i])  # largest first
+        roles = ["reagent"] * len(coefs)
+        if n < 0:
+            for i in idx[: -n]:
+                roles[i] = "reactant"
+        elif n > 0 and vtype == 2:
+            top = coefs[idx[0]]
+            if len(set(coefs)) > 1:
+                for i in range(len(coefs)):
+                    if coefs[i] < top:
+                        roles[i] = "product"
+            else:
+                for i in idx[:n]:
+                    roles[i] = "product"
+        per_mol[m] = roles
+    seen: dict[str, int] = {}
+    out = []
+    for t in terms:
+        j = seen.get(t.mol, 0)
+        seen[t.mol] = j + 1
+        out.append(per_mol[t.mol][j])
+    return out
+
+
 def extent_posterior(
-    terms: Sequence[Term], nu: Mapping[str, int], coef_set_name: str
+    terms: Sequence[Term], nu: Mapping[str, int], coef_set_name: str, roles: Sequence[str] | None = None
 ) -> tuple[list[int], list[float]]:
     """Feasible Type-2 extents and their exact posterior (``algebra.extent.type2_posterior``).
 
-    When the predicted roles explain no extent (wrong roles), every limiting candidate gets equal weight.
+    ``roles`` (one per source term, see :func:`term_roles`) rebuild the base reaction like the generator; without
+    them, spectator terms are reagents. When the roles explain no extent (wrong roles), every limiting candidate
+    gets equal weight.
     """
-    from ..algebra.extent import type2_posterior
+    from ..algebra.extent import BaseRoles, type2_posterior
     from ..errors import BalanceError
 
     groups = group_terms(terms)
     try:
-        post = type2_posterior(terms, base_roles(groups, nu), coef_set(coef_set_name))
+        base = (
+            BaseRoles.from_meta(terms, roles, nu) if roles is not None else base_roles(groups, nu)
+        )
+        post = type2_posterior(terms, base, coef_set(coef_set_name))
     except BalanceError:
         cands = extent_candidates(groups, nu)
         return cands, [1.0 / len(cands)] * len(cands) if cands else []
@@ -117,9 +159,14 @@ def extent_features(
 
 
 def apply_extent(
-    terms: Sequence[Term], nu: Mapping[str, int], new_products: Sequence[tuple[str, int]], xi: int
+    terms: Sequence[Term],
+    nu: Mapping[str, int],
+    new_products: Sequence[tuple[str, int]],
+    xi: int,
+    roles: Sequence[str] | None = None,
 ) -> list[Term]:
-    """target = source + xi * nu via ``algebra.decompose.apply_extent``; on totals if that refuses."""
+    """target = source + xi * nu via ``algebra.decompose.apply_extent`` (with per-term roles when given, the
+    generator's exact layout); on totals if that refuses."""
     from ..algebra.decompose import apply_extent as _apply
     from ..errors import BalanceError
 
@@ -129,18 +176,24 @@ def apply_extent(
     if xi <= 0:
         return list(terms)
     try:
-        return _apply(terms, full, xi)
+        return _apply(terms, full, xi, roles)
     except BalanceError:
-        out: list[Term] = []
-        for m, coefs in group_terms(terms).items():
-            tot = sum(coefs) + xi * full.get(m, 0)
-            if full.get(m, 0) == 0:
-                out += [Term(c, m) for c in coefs]
-            elif tot > 0:
-                out.append(Term(tot, m))
-        for m, n in new_products:
-            out += [Term(xi, m)] * max(n, 1)
-        return out
+        pass
+    if roles is not None:
+        try:
+            return _apply(terms, full, xi)
+        except BalanceError:
+            pass
+    out: list[Term] = []
+    for m, coefs in group_terms(terms).items():
+        tot = sum(coefs) + xi * full.get(m, 0)
+        if full.get(m, 0) == 0:
+            out += [Term(c, m) for c in coefs]
+        elif tot > 0:
+            out.append(Term(tot, m))
+    for m, n in new_products:
+        out += [Term(xi, m)] * max(n, 1)
+    return out
 
 
 @dataclass
@@ -223,6 +276,7 @@ def decode_bag(
     full = dict(nu)
     for m, n in new:
         full[m] = full.get(m, 0) + n
+    roles = term_roles(terms, full, vtype)
     cands = extent_candidates(groups, full)
     post: list[float] = []
     if not cands:
@@ -232,13 +286,13 @@ def decode_bag(
 
         xi = min(type1_extent(terms), cands[-1])
     else:
-        cands, post = extent_posterior(terms, full, coef_set_name)
+        cands, post = extent_posterior(terms, full, coef_set_name, roles)
         scores: Sequence[float] = post
         if cands and extent_scorer is not None:
             scores = extent_scorer(cands, extent_features(cands, groups, full, post))
         xi = cands[max(range(len(cands)), key=lambda i: (scores[i], -i))] if cands else 0
     return Decoded(
-        terms=apply_extent(terms, nu, new, xi),
+        terms=apply_extent(terms, nu, new, xi, roles),
         nu=nu,
         new_products=new,
         xi=xi,

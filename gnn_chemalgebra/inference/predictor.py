@@ -18,10 +18,13 @@ import torch
 from torch_geometric.data import Batch
 
 from ..chem.bag import Term, format_bag
+from ..chem.composition import CHARGE_KEY
+from ..chem.formula import write_formula
 from ..chem.molecule import composition
+from ..errors import ChemAlgebraError
 from ..data.dataset import BagExample, ExtraVocab, to_data, vocab_compositions
-from ..data.featurize import ROLE_NU, Featurizer
-from ..models.gnn import build_model, model_hparams
+from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, ROLE_NU, Featurizer
+from ..models.gnn import CHARGE_SHIFT, build_model, model_hparams
 from ..training.checkpoint import load_checkpoint
 from .decode import Decoded, decode_bag
 
@@ -90,6 +93,9 @@ class Predictor:
         out = self.model(batch)
         role_p = out["role_logits"].float().softmax(-1).cpu()
         extra_p = out["extra_logits"].float().sigmoid().cpu()
+        if "left_logits" in out:
+            left_lp = out["left_logits"].float().log_softmax(-1).cpu()
+            left_bag, left_elem = out["left_bag"].cpu(), out["left_elem"].cpu()
         res = []
         mol_ptr = torch.cumsum(torch.tensor([0] + [d.num_mols for d in data_list]), 0)
         for i in range(len(data_list)):
@@ -98,11 +104,70 @@ class Predictor:
             if self.naive:
                 r["coef"] = out["coef_logits"][a:b].argmax(-1).cpu().tolist()
                 r["newcoef"] = int(out["newcoef_logits"][i].argmax())
+            if "left_logits" in out:
+                sel = left_bag == i
+                r["left_lp"], r["left_elem"] = left_lp[sel], left_elem[sel]
             res.append(r)
         return res
 
+    def _left_table(self) -> tuple[list[str | None], torch.Tensor]:
+        """Leftover candidates from the vocabulary as count classes per composition column ([V, C])."""
+        if getattr(self, "_left_tab", None) is None:
+            comp = vocab_compositions(self.vocab, self.feat).round().long()
+            comp[:, CHARGE_INDEX] += CHARGE_SHIFT
+            names: list[str | None] = [None, *self.vocab.items[1:]]  # <unk> row = no leftover
+            self._left_tab = (names, comp)
+        return self._left_tab
+
+    def leftover_candidates(self, r: dict[str, Any], k: int = 4) -> list[tuple[float, str | None]]:
+        """The k most likely leftovers under the per-element count head: every vocabulary leftover scored
+        jointly (sum of its per-element log-probabilities) plus the head's own arg-max composition."""
+        if "left_lp" not in r:
+            return []
+        lp, elems = r["left_lp"], r["left_elem"]
+        K = lp.size(1)
+        C = self.feat.settings()["comp_dim"]
+        table = torch.full((C, K), float("-inf"))
+        table[:, 0] = 0.0  # an element absent from the bag cannot be in the leftover
+        table[elems] = lp
+        names, comp = self._left_table()
+        ok = (comp < K).all(1) & (comp >= 0).all(1)
+        scores = table.gather(1, comp.clamp(0, K - 1).T.contiguous()).T.sum(1) if comp.numel() else torch.zeros(0)
+        scores = torch.where(ok, scores, torch.full_like(scores, float("-inf")))
+        cands: dict[str | None, float] = {}
+        for j in torch.argsort(scores, descending=True)[:k].tolist():
+            if scores[j] > float("-inf"):
+                cands.setdefault(names[j], float(scores[j]))
+        best = lp.argmax(-1)
+        comp_d: dict[str, int] = {}
+        for e, c in zip(elems.tolist(), best.tolist(), strict=True):
+            v = int(c) - (CHARGE_SHIFT if e == CHARGE_INDEX else 0)
+            if v:
+                comp_d[ELEMENT_VOCAB[e]] = v
+        s_best = float(lp.max(-1).values.sum())
+        name: str | None = None
+        if any(key != CHARGE_KEY for key in comp_d):
+            if self.repr == "formula":
+                try:
+                    name = write_formula(comp_d)
+                except ChemAlgebraError:
+                    name = None
+            else:
+                name = self.comp_lookup.get(tuple(sorted(comp_d.items())))
+        if name is not None or not comp_d:
+            cands.setdefault(name, s_best)
+        return sorted(cands.items(), key=lambda kv: -kv[1])[:k]
+
     def decode_one(self, ex: BagExample, r: dict[str, Any], beam: int = 1) -> dict[str, Any]:
-        extras = [self.vocab.items[j] for j in range(1, len(self.vocab)) if float(r["extra_p"][j]) > 0.5]
+        vocab_extras = [self.vocab.items[j] for j in range(1, len(self.vocab)) if float(r["extra_p"][j]) > 0.5]
+        left_cands = self.leftover_candidates(r)
+        left = left_cands[0][0] if left_cands else None
+        if left_cands:  # structured head: (log-prob, leftover list) options
+            options = [(s_, [m] if m else []) for m, s_ in left_cands]
+        else:  # vocabulary head: its confident by-products, then dropping the least confident ones
+            ranked = sorted(vocab_extras, key=lambda e: -float(r["extra_p"][self.vocab.index[e]]))
+            options = [(0.0, ranked[:keep]) for keep in range(len(ranked), -1, -1)]
+        extras = [e for _, o in options for e in o]
         comps = {m: self._comp(m) for m in [*ex.mols, *extras]}
         scorer = None
         if self.learned_extent and ex.vtype == 2:
@@ -115,28 +180,35 @@ class Predictor:
 
         logp = torch.log(r["role_p"].clamp(min=1e-12))
         hyps = kbest_assignments(logp, max(beam, self.balance_beam))
-        ranked = sorted(extras, key=lambda e: -float(r["extra_p"][self.vocab.index[e]]))
+        # Joint search: role hypotheses x leftover options, most likely first; keep balanced decodings.
+        combos = sorted(
+            ((rs + ls, assign, o) for rs, assign in hyps for ls, o in options), key=lambda t: -t[0]
+        )
         decs: list[tuple[float, Decoded]] = []
-        for score, assign in hyps:
+        n_bal = 0
+        for score, assign, ex_try in combos:
             nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, assign, strict=False)}
-            # Drop the least confident by-products until the remainder is a valid composition.
-            for keep in range(len(ranked), -1, -1):
-                d = decode_bag(
-                    ex.terms,
-                    nu,
-                    ranked[:keep],
-                    comps,
-                    self.repr,
-                    ex.vtype,
-                    ex.cset,
-                    comp_lookup=self.comp_lookup,
-                    extent_scorer=scorer,
-                )
-                if d.balanced:
-                    break
+            d = decode_bag(
+                ex.terms,
+                nu,
+                ex_try,
+                comps,
+                self.repr,
+                ex.vtype,
+                ex.cset,
+                comp_lookup=self.comp_lookup,
+                extent_scorer=scorer,
+            )
             decs.append((score, d))
+            n_bal += d.balanced and any(v < 0 for v in d.nu.values())
+            if n_bal >= max(beam, 1):
+                break
         # Top-1 = the most likely hypothesis whose decoding is balanced (exact algebra), if any.
-        order = sorted(range(len(decs)), key=lambda i: (not decs[i][1].balanced, i))
+        # (a decoding that consumes nothing -- no reaction at all -- ranks after every reacting one)
+        order = sorted(
+            range(len(decs)),
+            key=lambda i: (not decs[i][1].balanced, not any(v < 0 for v in decs[i][1].nu.values()), i),
+        )
         decs = [decs[i] for i in order][: max(beam, 1)]
         best = decs[0][1]
         terms = best.terms
@@ -154,8 +226,10 @@ class Predictor:
                 }
                 for m, j, c in zip(ex.mols, r["role_p"].argmax(-1).tolist(), conf, strict=False)
             ],
-            "by_products": {e: round(float(r["extra_p"][self.vocab.index[e]]), 4) for e in extras},
+            "by_products": {e: round(float(r["extra_p"][self.vocab.index[e]]), 4) for e in vocab_extras},
+            "leftover": left,
             "new_products": [m for m, _ in best.new_products],
+            "nu": dict(best.nu),
             "main_product": best.main_product,
             "extent": best.xi,
             "extent_candidates": best.candidates,

@@ -30,7 +30,11 @@ DEFAULTS: dict[str, Any] = {
     "set_encoder": "transformer",
     "set_layers": 2,
     "extent": "bayes",  # "bayes" (exact rule, default) or "learned"
+    "leftover": "elements",  # "elements" (per-element count head) or "vocab" (by-product vocabulary only)
+    "left_classes": 6,  # leftover count classes per element (0..K-1; the charge is shifted by CHARGE_SHIFT)
+    "mol_comp_features": True,  # molecule-level composition features (log counts) in the molecule embedding
 }
+CHARGE_SHIFT = 2
 
 
 def model_hparams(model_cfg: dict[str, Any], featurizer: dict[str, Any], n_extra: int) -> dict[str, Any]:
@@ -48,6 +52,8 @@ def model_hparams(model_cfg: dict[str, Any], featurizer: dict[str, Any], n_extra
         n_extra=n_extra,
         n_coef_classes=16,
         n_extent_features=7,
+        h_index=featurizer.get("h_index", 0),
+        charge_index=featurizer.get("charge_index", 1),
     )
     return hp
 
@@ -67,6 +73,10 @@ class BagGNN(nn.Module):
         self.role_head = mlp(H, H, hp["n_roles"], p)
         self.extra_head = mlp(2 * H, H, hp["n_extra"], p)
         self.ext_head = mlp(hp["n_extent_features"] + 2 * H, H, 1, p)
+        # Structured leftover head: one slot per (bag, element present in the bag) plus H and the net charge;
+        # each slot classifies the element's count in the product-side leftover (the artificial chain).
+        self.left_head = mlp(4 * H, H, hp.get("left_classes", 6), p)
+        self.comp_proj = nn.Linear(hp["comp_dim"] * 2, H) if hp.get("mol_comp_features", False) else None
         self.naive = hp["name"] == "naive"
         if self.naive:
             self.raw = nn.Linear(hp["n_raw"], H)
@@ -74,6 +84,7 @@ class BagGNN(nn.Module):
             self.newcoef_head = mlp(3 * H, H, hp["n_coef_classes"], p)
         comp = extra_comp if extra_comp is not None else torch.zeros(hp["n_extra"], hp["comp_dim"])
         self.register_buffer("extra_comp", comp.float().clone())
+        self.h_index, self.charge_index = int(hp.get("h_index", 0)), int(hp.get("charge_index", 1))
         self.register_buffer("role_nu", torch.tensor([-2.0, -1.0, 0.0, 1.0, 2.0])[: hp["n_roles"]])
 
     def forward(self, batch: Any) -> dict[str, torch.Tensor]:
@@ -85,6 +96,11 @@ class BagGNN(nn.Module):
         mean = scatter(h, batch.atom2mol, dim=0, dim_size=M, reduce="mean")
         mx = scatter(h, batch.atom2mol, dim=0, dim_size=M, reduce="max")
         mol = self.pool(torch.cat([mean, mx], -1)) + self.mult(batch.mol_feat)
+        if self.comp_proj is not None:
+            comp = batch.mol_comp.float()
+            bag_comp = scatter(comp.abs(), batch.mol_graph, dim=0, dim_size=B, reduce="sum")[batch.mol_graph]
+            shared = ((bag_comp - comp.abs()) > 0).float() * (comp.abs() > 0).float()  # element elsewhere too
+            mol = mol + self.comp_proj(torch.cat([torch.sign(comp) * torch.log1p(comp.abs()), shared], -1))
         mol = self.set_enc(mol, batch.mol_graph, B)
         bag = torch.cat(
             [
@@ -94,6 +110,8 @@ class BagGNN(nn.Module):
             -1,
         )
         out = {"role_logits": self.role_head(mol), "extra_logits": self.extra_head(bag), "bag": bag}
+        if self.hp.get("leftover", "vocab") == "elements":
+            out.update(self.leftover_slots(h, batch, mol, bag, B))
         ext_feat = getattr(batch, "ext_feat", None)
         if ext_feat is not None and ext_feat.numel():
             out["ext_scores"] = self.score_extents(bag[batch.ext_graph], ext_feat)
@@ -103,6 +121,24 @@ class BagGNN(nn.Module):
             raw_bag = scatter(raw, batch.mol_graph, dim=0, dim_size=B, reduce="mean")
             out["newcoef_logits"] = self.newcoef_head(torch.cat([bag, raw_bag], -1))
         return out
+
+    def leftover_slots(
+        self, h: torch.Tensor, batch: Any, mol: torch.Tensor, bag: torch.Tensor, B: int
+    ) -> dict[str, torch.Tensor]:
+        """Slots = unique (bag, element) pairs over the bag's nodes, plus H and charge for every bag."""
+        C = self.hp["comp_dim"]
+        node_key = batch.batch * C + batch.z
+        ar = torch.arange(B, device=h.device)
+        extra_key = torch.cat([ar * C + self.h_index, ar * C + self.charge_index])
+        keys, inv = torch.unique(torch.cat([node_key, extra_key]), return_inverse=True)
+        S = keys.numel()
+        node_inv = inv[: node_key.numel()]
+        mean = scatter(h, node_inv, dim=0, dim_size=S, reduce="mean")
+        mx = scatter(h, node_inv, dim=0, dim_size=S, reduce="max")
+        slot_bag = torch.div(keys, C, rounding_mode="floor")
+        slot_elem = keys - slot_bag * C
+        feats = torch.cat([mean + self.elem(slot_elem), mx, bag[slot_bag]], -1)
+        return {"left_logits": self.left_head(feats), "left_bag": slot_bag, "left_elem": slot_elem}
 
     def score_extents(self, bag_rows: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
         return self.ext_head(torch.cat([feats.to(bag_rows.dtype), bag_rows], -1)).squeeze(-1)

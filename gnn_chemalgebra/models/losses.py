@@ -26,6 +26,10 @@ def compute_losses(out: dict[str, torch.Tensor], batch: Any, model: Any, weights
         "role": F.cross_entropy(role_logits, batch.y_role),
         "extra": F.binary_cross_entropy_with_logits(extra_logits, batch.y_extra),
     }
+    if "left_logits" in out and getattr(batch, "y_left", None) is not None:
+        n_cls = out["left_logits"].size(-1)
+        y = batch.y_left[out["left_bag"], out["left_elem"]].clamp(max=n_cls - 1)
+        losses["leftover"] = F.cross_entropy(out["left_logits"].float(), y)
     if "ext_scores" in out:
         logp = grouped_log_softmax(out["ext_scores"].float(), batch.ext_graph, B)
         has = scatter(batch.ext_y, batch.ext_graph, dim=0, dim_size=B, reduce="sum")

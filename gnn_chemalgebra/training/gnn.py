@@ -128,6 +128,14 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
     fz = {**feat.settings(), "vocab": vocab.items}
     history: list[dict[str, Any]] = []
     step = start_epoch * len(loader)
+    # Budgets: train.max_minutes (wall clock of this call's training, validation included) and train.max_steps
+    # (optimiser steps in total); the epoch in progress stops early, is validated and checkpointed.
+    max_s = float(tcfg.get("max_minutes", 0) or 0) * 60.0
+    max_steps = int(tcfg.get("max_steps", 0) or 0)
+    t_start = time.perf_counter()
+    out_of_budget = False
+    if ck is not None and ck["meta"].get("out_of_budget"):
+        start_epoch = epochs  # a budget-stopped run is finished; --resume does not train further
     try:
         for epoch in range(start_epoch, epochs):
             model.train()
@@ -147,6 +155,9 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
                 n_seen += int(batch.num_graphs)
                 for k, v in losses.items():
                     sums[k] = sums.get(k, 0.0) + float(v.detach()) * int(batch.num_graphs)
+                if (max_s and time.perf_counter() - t_start > max_s) or (max_steps and step >= max_steps):
+                    out_of_budget = True
+                    break
             train_s = time.perf_counter() - te
             tr = {k: v / max(n_seen, 1) for k, v in sums.items()}
             tr["reactions_per_s"] = n_seen / max(train_s, 1e-9)
@@ -179,6 +190,8 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
                     "best_metrics": best_metrics,
                     "rng": _rng_state(gen),
                     "last": rec,
+                    "out_of_budget": out_of_budget,
+                    "step": step,
                 },
             }
             if torch.cuda.is_available():
@@ -186,7 +199,7 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
             if improved:
                 save_checkpoint(run_dir / "best.pt", state)
             save_checkpoint(last, state)
-            if bad >= patience:
+            if bad >= patience or out_of_budget:
                 break
     finally:
         log.close()
@@ -200,6 +213,9 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
         "history": history,
         "vocab_size": len(vocab),
         "n_params": sum(p.numel() for p in model.parameters()),
+        "steps": step,
+        "train_s": time.perf_counter() - t_start,
+        "out_of_budget": out_of_budget,
     }
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary
