@@ -240,9 +240,7 @@ def _double_bond_parity(bond: Chem.Bond, index_of: dict[int, int]) -> int:
     return sign
 
 
-def extract_labels(
-    mapped: str, reactants: Sequence[str], products: Sequence[str] | None = None
-) -> EditLabels:
+def extract_labels(mapped: str, reactants: Sequence[str], products: Sequence[str] | None = None) -> EditLabels:
     """Gold edits of one base reaction.
 
     ``mapped``: rexgen's atom-mapped reaction SMILES; ``reactants``: the record's canonical reactants (the
@@ -507,6 +505,24 @@ def _apply_stereo(mol: Chem.RWMol, labels: EditLabels, touched: set[int], *, use
             b.SetStereo(Chem.BondStereo.STEREOCIS if p > 0 else Chem.BondStereo.STEREOTRANS)
 
 
+def _perceive_stereo(mol: Chem.Mol) -> None:
+    """Make RDKit write the edited double-bond stereo.
+
+    The legacy perception (RDKit's default) reads double-bond stereo from the single-bond directions that
+    the reactant SMILES left behind, which the edits invalidate: turn every E/Z into CIS/TRANS (valid for
+    the stereo atoms, which are CIP-ranked), drop all directions, regenerate them, then perceive.
+    """
+    for b in mol.GetBonds():
+        st = b.GetStereo()
+        if st == Chem.BondStereo.STEREOE:
+            b.SetStereo(Chem.BondStereo.STEREOTRANS)
+        elif st == Chem.BondStereo.STEREOZ:
+            b.SetStereo(Chem.BondStereo.STEREOCIS)
+        b.SetBondDir(Chem.BondDir.NONE)
+    Chem.SetDoubleBondNeighborDirections(mol)
+    Chem.AssignStereochemistry(mol, cleanIt=True, force=True)
+
+
 def _components(mol: Chem.Mol) -> list[tuple[int, ...]]:
     return [tuple(c) for c in Chem.GetMolFrags(mol, asMols=False, sanitizeFrags=False)]
 
@@ -534,7 +550,7 @@ def apply_edits_components(
     out: list[tuple[str, bool]] = []
     try:
         Chem.SanitizeMol(mol)
-        Chem.AssignStereochemistry(mol, cleanIt=True, force=True)
+        _perceive_stereo(mol)
     except Exception as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         for atoms in _components(rw):
@@ -566,9 +582,7 @@ def apply_edits(reactants: Sequence[str], labels: EditLabels, *, stereo: bool = 
     else:
         keep = {i for b in labels.bonds for i in b[:2]} | labels.h_delta.keys() | labels.charge_delta.keys()
     probe = replace(labels, product_atoms=sorted(keep))
-    return sorted(
-        s for s, is_product in apply_edits_components(reactants, probe, stereo=stereo) if is_product
-    )
+    return sorted(s for s, is_product in apply_edits_components(reactants, probe, stereo=stereo) if is_product)
 
 
 def _without(smiles: Iterable[str], *, stereo: bool, hydrogens: bool, charges: bool) -> Counter:
@@ -590,6 +604,7 @@ def _without(smiles: Iterable[str], *, stereo: bool, hydrogens: bool, charges: b
             if not hydrogens:
                 a.SetNoImplicit(True)
                 a.SetNumExplicitHs(0)
+                a.SetNumRadicalElectrons(0)
             if not charges:
                 a.SetFormalCharge(0)
         for b in rw.GetBonds():
