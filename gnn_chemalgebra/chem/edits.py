@@ -254,10 +254,11 @@ def extract_labels(mapped: str, reactants: Sequence[str], products: Sequence[str
     for fi, frag in enumerate(p_frags):
         for a in frag.GetAtoms():
             m = a.GetAtomMapNum()
-            if m:
-                if m in p_atom:
-                    raise EditLabelError(CAUSE_DUPLICATE_MAP, f"product map {m}")
-                p_atom[m] = (fi, a)
+            if not m:  # no reactant atom can become it
+                raise EditLabelError(CAUSE_UNMAPPED_PRODUCT_ATOM, f"unmapped {a.GetSymbol()} in the product")
+            if m in p_atom:
+                raise EditLabelError(CAUSE_DUPLICATE_MAP, f"product map {m}")
+            p_atom[m] = (fi, a)
     gold_frags = _match_products(p_frags, products)
 
     # Reactant side: mapped fragments that give an atom to the product, matched to the record's entries.
@@ -274,7 +275,6 @@ def extract_labels(mapped: str, reactants: Sequence[str], products: Sequence[str
     r_state: dict[int, tuple[int, int]] = {}  # map -> (total H, charge)
     g_of_map: dict[int, int] = {}
     r_bonds: dict[tuple[int, int], int] = {}  # (map, map) sorted -> class
-    r_frag_of_map: dict[int, tuple[Chem.Mol, int]] = {}
     for f in lhs.split("."):
         if not f or not set(map(int, _MAP.findall(f))) & p_atom.keys():
             continue
@@ -298,7 +298,6 @@ def extract_labels(mapped: str, reactants: Sequence[str], products: Sequence[str
             g_of_map[m] = offsets[k] + pos
             labels.maps[offsets[k] + pos] = m
             r_state[m] = (a.GetTotalNumHs(), a.GetFormalCharge())
-            r_frag_of_map[m] = (frag, ai)
         for b in frag.GetBonds():
             ma, mb = b.GetBeginAtom().GetAtomMapNum(), b.GetEndAtom().GetAtomMapNum()
             if ma and mb:
