@@ -61,8 +61,10 @@ _TYPE_OF_CLASS = {
 }
 _BOND_ORDER = {NONE: 0, SINGLE: 1, DOUBLE: 2, TRIPLE: 3, AROMATIC: 1}
 _MAP = re.compile(r":(\d+)\]")
+_ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
 
-# Failure causes (keys of the report); a label error carries one of the first group.
+# Failure causes (keys of the report): an EditLabelError carries one of the first seven, diagnose() returns
+# one of the last four when applied labels give other products than the gold.
 CAUSE_PARSE = "unparsable_mapped_smiles"
 CAUSE_REACTANT_MATCH = "mapped_reactant_not_in_record"
 CAUSE_PRODUCT_MATCH = "gold_product_not_in_mapped_product"
@@ -93,8 +95,8 @@ class EditLabels:
     every other existing bond keeps its class and every other pair stays unbonded
     (:func:`candidate_pairs` expands them). ``h_delta``/``charge_delta`` hold non-zero deltas only.
     ``chiral`` maps an atom to +1/-1: the product's tetrahedral parity with the neighbours taken in
-    ascending global index (an implicit H keeps its slot), 0 for "none"; ``bond_stereo`` maps ``(i, j)`` to +1 (cis)
-    / -1 (trans) for the lowest-index neighbours of ``i`` and ``j``, 0 for "none". Both are sparse: only
+    ascending global index (an implicit H keeps its slot), 0 for "none"; ``bond_stereo`` maps ``(i, j)``
+    to +1 (cis) / -1 (trans) for the lowest-index neighbours of ``i`` and ``j``, 0 for "none". Both are sparse: only
     where the product differs from what the edited reactant graph would carry (see :func:`_label_stereo`).
     ``maps`` records the atom-map number of each atom (0 where unmapped), for debugging and tests only.
     """
@@ -155,7 +157,7 @@ def bond_class(bond: Chem.Bond | None) -> int:
 
 
 def _split_reaction(mapped: str) -> tuple[str, str]:
-    parts = mapped.split(" ")[0].split(">")
+    parts = _ARROW.split(mapped.split(" ")[0])
     if len(parts) != 3:
         raise EditLabelError(CAUSE_PARSE, "not a reaction SMILES")
     lhs = ".".join(p for p in (parts[0], parts[1]) if p)
