@@ -631,6 +631,11 @@ def diagnose(predicted: Sequence[str], gold: Sequence[str]) -> str:
     return CAUSE_OTHER
 
 
+def labels_for_record(record: dict[str, Any]) -> EditLabels:
+    """Gold labels of one ``reactions-*.jsonl`` record, keyed by its ``reactants`` list (what a dataset needs)."""
+    return extract_labels(record["mapped"], record["reactants"], gold_products(record))
+
+
 def check_record(record: dict[str, Any], *, stereo: bool = True) -> tuple[str, EditLabels | None]:
     """Derive and re-apply the gold edits of one ``reactions-*.jsonl`` record.
 
@@ -638,7 +643,7 @@ def check_record(record: dict[str, Any], *, stereo: bool = True) -> tuple[str, E
     """
     gold = gold_products(record)
     try:
-        labels = extract_labels(record["mapped"], record["reactants"], gold)
+        labels = labels_for_record(record)
         predicted = apply_edits(record["reactants"], labels, stereo=stereo)
     except EditLabelError as exc:
         return exc.cause, None
