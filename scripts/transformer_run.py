@@ -33,9 +33,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--minutes", type=float, default=0.0, help="training wall-clock cap (0 = config's)")
     ap.add_argument("--beam", type=int, default=5)
     ap.add_argument("--max-len", type=int, default=200)
-    ap.add_argument(
-        "--limit-test", type=int, default=0, help="decode only the first N lines of each test set"
-    )
+    ap.add_argument("--limit-test", type=int, default=0, help="decode only the first N lines of each test set")
     ap.add_argument("--run-dir", default="")
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--skip-train", action="store_true", help="use <run_dir>/best.pt as it is")

@@ -37,9 +37,7 @@ class SinusoidalPositions(nn.Module):
 
     def _make(self, n: int) -> Tensor:
         pos = torch.arange(n, dtype=torch.float32).unsqueeze(1)
-        div = torch.exp(
-            torch.arange(0, self.d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / self.d_model)
-        )
+        div = torch.exp(torch.arange(0, self.d_model, 2, dtype=torch.float32) * (-math.log(10000.0) / self.d_model))
         pe = torch.zeros(n, self.d_model)
         pe[:, 0::2] = torch.sin(pos * div)
         pe[:, 1::2] = torch.cos(pos * div[: self.d_model // 2])
@@ -58,9 +56,7 @@ class LearnedPositions(nn.Module):
 
     def forward(self, length: int) -> Tensor:
         if length > self.emb.num_embeddings:
-            raise ValueError(
-                f"sequence of {length} tokens exceeds learned positions ({self.emb.num_embeddings})"
-            )
+            raise ValueError(f"sequence of {length} tokens exceeds learned positions ({self.emb.num_embeddings})")
         return self.emb.weight[:length]
 
 
@@ -99,9 +95,7 @@ class Seq2SeqTransformer(nn.Module):
             raise ValueError("shared embeddings need one vocabulary for source and target")
         self.d_model = d_model
         self.src_emb = nn.Embedding(src_vocab, d_model, padding_idx=PAD_ID)
-        self.tgt_emb = (
-            self.src_emb if share_embeddings else nn.Embedding(tgt_vocab, d_model, padding_idx=PAD_ID)
-        )
+        self.tgt_emb = self.src_emb if share_embeddings else nn.Embedding(tgt_vocab, d_model, padding_idx=PAD_ID)
         if positional == "sinusoidal":
             self.pos: nn.Module = SinusoidalPositions(d_model, max_positions)
         elif positional == "learned":
@@ -109,12 +103,8 @@ class Seq2SeqTransformer(nn.Module):
         else:
             raise ValueError(f"positional must be 'sinusoidal' or 'learned', not {positional!r}")
         self.drop = nn.Dropout(dropout)
-        enc_layer = nn.TransformerEncoderLayer(
-            d_model, nhead, d_ff, dropout, batch_first=True, norm_first=True
-        )
-        dec_layer = nn.TransformerDecoderLayer(
-            d_model, nhead, d_ff, dropout, batch_first=True, norm_first=True
-        )
+        enc_layer = nn.TransformerEncoderLayer(d_model, nhead, d_ff, dropout, batch_first=True, norm_first=True)
+        dec_layer = nn.TransformerDecoderLayer(d_model, nhead, d_ff, dropout, batch_first=True, norm_first=True)
         self.transformer = nn.Transformer(
             d_model,
             nhead,
@@ -183,12 +173,7 @@ class Seq2SeqTransformer(nn.Module):
             kv = h if cache is None else torch.cat([cache[i], h], 1)
             new_cache.append(kv)
             x = x + layer.self_attn(h, kv, kv, need_weights=False)[0]
-            x = (
-                x
-                + layer.multihead_attn(
-                    layer.norm2(x), mem, mem, key_padding_mask=mem_pad, need_weights=False
-                )[0]
-            )
+            x = x + layer.multihead_attn(layer.norm2(x), mem, mem, key_padding_mask=mem_pad, need_weights=False)[0]
             x = x + layer.linear2(layer.activation(layer.linear1(layer.norm3(x))))
         if dec.norm is not None:
             x = dec.norm(x)

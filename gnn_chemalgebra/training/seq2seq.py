@@ -99,17 +99,13 @@ def read_pairs(src_path: Path, tgt_path: Path, limit: int = 0) -> tuple[list[str
             raise InputError("data file not found", path=str(p))
     src, tgt = read_lines(src_path), read_lines(tgt_path)
     if len(src) != len(tgt):
-        raise InputError(
-            f"{len(src)} source lines but {len(tgt)} target lines in {tgt_path}", path=str(src_path)
-        )
+        raise InputError(f"{len(src)} source lines but {len(tgt)} target lines in {tgt_path}", path=str(src_path))
     if limit:
         src, tgt = src[:limit], tgt[:limit]
     return src, tgt
 
 
-def encode_pairs(
-    src: Sequence[str], tgt: Sequence[str], tok, vocab: Vocab, max_src: int, max_tgt: int
-) -> Pairs:
+def encode_pairs(src: Sequence[str], tgt: Sequence[str], tok, vocab: Vocab, max_src: int, max_tgt: int) -> Pairs:
     """Pairs longer than the limits are dropped (never truncated: a cut target would teach a wrong answer)."""
     out = Pairs([], [])
     for s, t in zip(src, tgt, strict=True):
@@ -145,9 +141,7 @@ def make_batches(
         longest = 0
         for i in chunk:
             ln = len(pairs.src[i]) + len(pairs.tgt[i]) + 2
-            if cur and (
-                len(cur) >= batch_size or (batch_tokens and max(longest, ln) * (len(cur) + 1) > batch_tokens)
-            ):
+            if cur and (len(cur) >= batch_size or (batch_tokens and max(longest, ln) * (len(cur) + 1) > batch_tokens)):
                 batches.append(cur)
                 cur, longest = [], 0
             cur.append(i)
@@ -287,9 +281,7 @@ def _decode_batch(
         if beam <= 1:
             outs = [[ids] for ids in lm.model.greedy(src, max_len)]
         else:
-            outs = [
-                [ids for ids, _ in hyps] for hyps in lm.model.beam_search(src, beam, max_len, length_penalty)
-            ]
+            outs = [[ids for ids, _ in hyps] for hyps in lm.model.beam_search(src, beam, max_len, length_penalty)]
     return [[detokenize(lm.vocab.decode(ids)) for ids in hyps] for hyps in outs]
 
 
@@ -451,9 +443,7 @@ def train(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
 
     model = build_model(len(vocab), mcfg).to(device)
     betas = tuple(float(b) for b in tcfg["betas"])
-    opt = torch.optim.Adam(
-        model.parameters(), lr=lr_at(1, tcfg), betas=betas, weight_decay=float(tcfg["weight_decay"])
-    )
+    opt = torch.optim.Adam(model.parameters(), lr=lr_at(1, tcfg), betas=betas, weight_decay=float(tcfg["weight_decay"]))
     n_params = count_parameters(model)
     state = {
         "step": 0,

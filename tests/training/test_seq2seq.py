@@ -71,9 +71,7 @@ def test_tiny_model_overfits_copy_task_and_predicts(tmp_path: Path) -> None:
     assert all(len(h) == 3 and h[0] == t for h, t in zip(beam3, TGT, strict=True))
     # write_predictions: N consecutive lines per example, plus a top-1 file
     src_file = tmp_path / "built" / VARIANT / "src-valid.txt"
-    info = write_predictions(
-        summary["best"], src_file, tmp_path / "pred.txt", beam=3, max_len=40, progress=False
-    )
+    info = write_predictions(summary["best"], src_file, tmp_path / "pred.txt", beam=3, max_len=40, progress=False)
     beam_lines = read_lines(info["beam_file"])
     assert len(beam_lines) == 3 * len(SRC) and beam_lines[0::3] == TGT
     assert read_lines(info["top1_file"]) == TGT
