@@ -6,9 +6,15 @@ import hashlib
 import json
 import os
 import tempfile
+import time
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
+
+
+# Fault injection for the kill-and-resume tests: pause (seconds) after the temp file is complete and before the
+# rename, so a test can SIGKILL a process in the middle of a checkpoint write. Unset in normal use.
+_PAUSE_ENV = "GNNCA_FAULT_PAUSE_BEFORE_RENAME"
 
 
 def _atomic(path: Path, write) -> None:
@@ -20,6 +26,8 @@ def _atomic(path: Path, write) -> None:
             write(fh)
             fh.flush()
             os.fsync(fh.fileno())
+        if os.environ.get(_PAUSE_ENV):
+            time.sleep(float(os.environ[_PAUSE_ENV]))
         os.replace(tmp, path)
     except BaseException:
         try:

@@ -23,6 +23,9 @@ def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
             safe[k] = v
     buf = io.BytesIO()
     torch.save(safe, buf)
+    path = Path(path)
+    for stale in path.parent.glob(f".{path.name}.*.tmp"):  # left by a process killed mid-write
+        stale.unlink(missing_ok=True)
     atomic_write_bytes(path, buf.getvalue())
 
 
