@@ -112,3 +112,26 @@ def test_strict_mode_names_the_bad_line(tmp_path: Path) -> None:
     # without --strict the line is skipped and reported
     m = build_all(tmp_path / "o2", source=src, workers=1, log=lambda *_: None)
     assert m["uspto_bal"]["valid"]["skipped"] == {"unparsable_reactants": 1}
+
+
+def test_paper_protocol_when_a_train_split_is_supplied(tmp_path: Path) -> None:
+    import gzip
+
+    from gnn_chemalgebra.data.build import bundled_data_dir
+
+    src = tmp_path / "src"
+    (src / "uspto_mit_mapped").mkdir(parents=True)
+    (src / "uspto_mit_tgt").mkdir()
+    bundled = bundled_data_dir()
+    for split, take in (("train", (0, 120)), ("valid", (120, 160)), ("test", (160, 200))):
+        with gzip.open(bundled / "uspto_mit_mapped" / "valid.txt.gz", "rt") as fh:
+            mapped = fh.read().splitlines()[take[0] : take[1]]
+        with gzip.open(bundled / "uspto_mit_tgt" / "tgt-valid.txt.gz", "rt") as fh:
+            tgt = fh.read().splitlines()[take[0] : take[1]]
+        (src / "uspto_mit_mapped" / f"{split}.txt").write_text("\n".join(mapped) + "\n")
+        (src / "uspto_mit_tgt" / f"tgt-{split}.txt").write_text("\n".join(tgt) + "\n")
+    m = build_all(tmp_path / "out", source=src, workers=1, variants=["ChemAlgebra_S_T1_x1"], log=lambda *_: None)
+    assert m["protocol"] == "paper"
+    assert set(m["uspto_bal"]) == {"train", "valid", "test"}
+    assert m["bal_splits"]["train"] == {"from_mit": "train", "reactions": m["uspto_bal"]["train"]["kept"]}
+    assert m["variants"]["ChemAlgebra_S_T1_x1"]["test_cross"] == m["uspto_bal"]["train"]["kept"]
