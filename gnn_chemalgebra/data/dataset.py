@@ -132,11 +132,14 @@ class ExtraVocab:
         return y
 
 
-def to_data(ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0) -> BagData:
+def to_data(
+    ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0, labels: bool = True
+) -> BagData:
+    """One bag; with ``labels`` (and a labelled example) also the training targets."""
     d = feat.bag(ex.mols, ex.totals, ex.nterms)
     d.idx = torch.tensor([idx])
     d.vtype = torch.tensor([ex.vtype])
-    if ex.nu_in is None:
+    if ex.nu_in is None or not labels:
         return d
     d.y_role = torch.tensor([ROLE_NU.index(max(-2, min(2, n))) for n in ex.nu_in])
     d.y_extra = vocab.encode(ex.extras)

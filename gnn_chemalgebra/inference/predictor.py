@@ -249,7 +249,7 @@ class Predictor:
         results: list[dict[str, Any]] = []
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]
-            data = [to_data(ex, self.feat, self.vocab, i) for i, ex in enumerate(chunk)]
+            data = [to_data(ex, self.feat, self.vocab, i, labels=False) for i, ex in enumerate(chunk)]
             for ex, r in zip(chunk, self.forward(data), strict=False):
                 results.append(self.decode_one(ex, r, beam))
         return results

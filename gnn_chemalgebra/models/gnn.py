@@ -75,7 +75,7 @@ class BagGNN(nn.Module):
         self.ext_head = mlp(hp["n_extent_features"] + 2 * H, H, 1, p)
         # Structured leftover head: one slot per (bag, element present in the bag) plus H and the net charge;
         # each slot classifies the element's count in the product-side leftover (the artificial chain).
-        self.left_head = mlp(4 * H, H, hp.get("left_classes", 6), p)
+        self.left_head = mlp(5 * H + 2, H, hp.get("left_classes", 6), p)
         self.comp_proj = nn.Linear(hp["comp_dim"] * 2, H) if hp.get("mol_comp_features", False) else None
         self.naive = hp["name"] == "naive"
         if self.naive:
@@ -109,9 +109,10 @@ class BagGNN(nn.Module):
             ],
             -1,
         )
-        out = {"role_logits": self.role_head(mol), "extra_logits": self.extra_head(bag), "bag": bag}
+        role_logits = self.role_head(mol)
+        out = {"role_logits": role_logits, "extra_logits": self.extra_head(bag), "bag": bag}
         if self.hp.get("leftover", "vocab") == "elements":
-            out.update(self.leftover_slots(h, batch, mol, bag, B))
+            out.update(self.leftover_slots(h, batch, role_logits, bag, B))
         ext_feat = getattr(batch, "ext_feat", None)
         if ext_feat is not None and ext_feat.numel():
             out["ext_scores"] = self.score_extents(bag[batch.ext_graph], ext_feat)
@@ -123,9 +124,14 @@ class BagGNN(nn.Module):
         return out
 
     def leftover_slots(
-        self, h: torch.Tensor, batch: Any, mol: torch.Tensor, bag: torch.Tensor, B: int
+        self, h: torch.Tensor, batch: Any, role_logits: torch.Tensor, bag: torch.Tensor, B: int
     ) -> dict[str, torch.Tensor]:
-        """Slots = unique (bag, element) pairs over the bag's nodes, plus H and charge for every bag."""
+        """Slots = unique (bag, element) pairs over the bag's nodes, plus H and charge for every bag.
+
+        Each slot sees the element's embedding, mean/max of its nodes, the mean of its nodes weighted by the
+        (detached) probability that their molecule is consumed, the bag embedding, and two counts: the
+        expected number of that element among consumed molecules and among all molecules (log scale; counts
+        inside molecules, never coefficients)."""
         C = self.hp["comp_dim"]
         node_key = batch.batch * C + batch.z
         ar = torch.arange(B, device=h.device)
@@ -133,11 +139,21 @@ class BagGNN(nn.Module):
         keys, inv = torch.unique(torch.cat([node_key, extra_key]), return_inverse=True)
         S = keys.numel()
         node_inv = inv[: node_key.numel()]
+        p_react = (role_logits.detach().float().softmax(-1) * (self.role_nu < 0).float()).sum(-1)  # [M]
+        w = p_react[batch.atom2mol].to(h.dtype)[:, None]
         mean = scatter(h, node_inv, dim=0, dim_size=S, reduce="mean")
         mx = scatter(h, node_inv, dim=0, dim_size=S, reduce="max")
+        wsum = scatter(w, node_inv, dim=0, dim_size=S, reduce="sum")
+        mean_w = scatter(h * w, node_inv, dim=0, dim_size=S, reduce="sum") / wsum.clamp(min=1e-6)
         slot_bag = torch.div(keys, C, rounding_mode="floor")
         slot_elem = keys - slot_bag * C
-        feats = torch.cat([mean + self.elem(slot_elem), mx, bag[slot_bag]], -1)
+        comp = batch.mol_comp.float().abs()
+        react_comp = scatter(comp * p_react[:, None], batch.mol_graph, dim=0, dim_size=B, reduce="sum")
+        all_comp = scatter(comp, batch.mol_graph, dim=0, dim_size=B, reduce="sum")
+        counts = torch.stack(
+            [torch.log1p(react_comp[slot_bag, slot_elem]), torch.log1p(all_comp[slot_bag, slot_elem])], -1
+        ).to(h.dtype)
+        feats = torch.cat([mean + self.elem(slot_elem), mx, mean_w, bag[slot_bag], counts], -1)
         return {"left_logits": self.left_head(feats), "left_bag": slot_bag, "left_elem": slot_elem}
 
     def score_extents(self, bag_rows: torch.Tensor, feats: torch.Tensor) -> torch.Tensor:
