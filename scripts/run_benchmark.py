@@ -90,7 +90,7 @@ def stage_transformer(built: Path, minutes: float, limit_test: int, config: str)
             if not out.exists():
                 cmd = [
                     sys.executable, "scripts/transformer_run.py", "--built", str(built), "--variant", variant,
-                    "--config", config, "--minutes", str(minutes), "--beam", "5", "--out", str(out),
+                    "--config", config, "--minutes", str(minutes), "--beam", "1", "--out", str(out),
                     "--run-dir", f"runs/transformer_{short}_{task}", "--resume",
                     "--set", "train.num_threads=1", "--set", "train.progress=false",
                 ]  # fmt: skip
