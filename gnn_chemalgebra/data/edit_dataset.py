@@ -1,0 +1,288 @@
+"""PyG examples for the bond-edit (WLDN/rexgen-style) product-graph predictor, one per base reaction.
+
+Graph: the disjoint union of the reactant molecules' atom graphs, in the given reactant order (so node ``g`` of
+the reactant part is the global atom index of :mod:`gnn_chemalgebra.chem.edits`), followed by the reagent
+molecules' atoms flagged ``is_reagent`` (context for the attention; never edited, never paired).
+
+Candidate pairs (``pair_index``, ``i < j``, reactant atoms only): every pair when the reactant side has at most
+``max_pairs`` of them (all USPTO-BAL reactions do; the largest has 68 reactant atoms), else every existing bond,
+every gold-changed pair and a seeded sample of the other non-bonded pairs. ``pair_cur`` is the bond class in
+the reactants, ``pair_dist`` the topological distance class (1..6, 7 = further, 8 = different molecules).
+
+Labels (from :func:`gnn_chemalgebra.chem.edits.labels_for_record`):
+
+* ``pair_y``: the product bond class (none, single, double, triple, aromatic) of each candidate pair;
+* ``h_y``: the *valence residual* of the hydrogen change, ``dH + dV`` with ``dV`` the change of the atom's
+  bond-order sum (aromatic = 1.5), doubled and shifted to a class. Forming a bond costs a hydrogen and
+  breaking one gives it back, so the residual is 0 for almost every atom; predicting it instead of ``dH``
+  keeps the hydrogens consistent with whichever bond edits the decoder's beam chooses
+  (``dH = residual - dV``, see :func:`h_delta_from_residual`);
+* ``q_y``: the formal-charge change, shifted to a class;
+* ``prod_y``: whether the atom ends up in a gold (non-leftover) product; the decoder keeps the edited
+  components whose atoms vote "product".
+
+Reagent atoms carry ``-100`` (ignored) in every atom label.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+from rdkit import Chem
+from torch_geometric.data import Data
+
+from ..chem.edits import BOND_CLASSES, NONE, EditLabelError, EditLabels, bond_class, labels_for_record
+from .featurize import smiles_graph
+
+N_BOND_CLASSES = len(BOND_CLASSES)
+BOND_VALENCE: tuple[float, ...] = (0.0, 1.0, 2.0, 3.0, 1.5)
+H_RES_MAX2 = 6  # doubled residual clipped to [-6, 6]
+N_H_CLASSES = 2 * H_RES_MAX2 + 1
+H_ZERO = H_RES_MAX2
+Q_MAX = 2
+N_Q_CLASSES = 2 * Q_MAX + 1
+Q_ZERO = Q_MAX
+N_DIST = 9  # 0 unused (i < j always), 1..6 topological distance, 7 further, 8 different molecules
+DIST_FAR, DIST_OTHER_MOL = 7, 8
+IGNORE = -100
+EDIT_FEATURIZER_VERSION = 1
+
+
+class EditData(Data):
+    """One base reaction; ``pair_index`` (auto-incremented, name contains 'index') and ``atom2mol`` batch."""
+
+    def __inc__(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
+        if key == "atom2mol":
+            return int(self.num_mols)
+        return super().__inc__(key, value, *args, **kwargs)
+
+
+class GraphCache:
+    """Per-molecule atom graphs and distance matrices, cached by SMILES (molecules repeat across reactions)."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[dict[str, torch.Tensor], torch.Tensor, list[int]]] = {}
+
+    def get(self, smiles: str) -> tuple[dict[str, torch.Tensor], torch.Tensor, list[int]]:
+        """``(smiles_graph, distance matrix, bond classes as a flat n*n list)``."""
+        hit = self._cache.get(smiles)
+        if hit is None:
+            mol = Chem.MolFromSmiles(smiles)
+            if mol is None:
+                raise EditLabelError("unparsable_mapped_smiles", smiles)
+            n = mol.GetNumAtoms()
+            dist = torch.as_tensor(Chem.GetDistanceMatrix(mol), dtype=torch.float).view(n, n)
+            cls = [NONE] * (n * n)
+            for b in mol.GetBonds():
+                i, j = b.GetBeginAtomIdx(), b.GetEndAtomIdx()
+                cls[i * n + j] = cls[j * n + i] = bond_class(b)
+            hit = (smiles_graph(smiles), dist, cls)
+            self._cache[smiles] = hit
+        return hit
+
+
+def reaction_graph(
+    reactants: Sequence[str],
+    reagents: Sequence[str],
+    cache: GraphCache | None = None,
+    *,
+    keep_pairs: Iterable[tuple[int, int]] = (),
+    max_pairs: int = 0,
+    seed: int = 0,
+) -> EditData:
+    """Features and candidate pairs of one reaction (no labels). ``max_pairs`` 0 = every reactant pair."""
+    cache = cache or GraphCache()
+    zs, xs, eis, eas, a2m, flags = [], [], [], [], [], []
+    mol_of: list[int] = []
+    local: list[int] = []
+    dists, classes, sizes = [], [], []
+    offset = 0
+    n_react = 0
+    for k, smi in enumerate([*reactants, *reagents]):
+        g, dist, cls = cache.get(smi)
+        n = int(g["z"].numel())
+        zs.append(g["z"])
+        xs.append(g["x"])
+        eis.append(g["edge_index"] + offset)
+        eas.append(g["edge_attr"])
+        a2m.append(torch.full((n,), k, dtype=torch.long))
+        is_reagent = k >= len(reactants)
+        flags.append(torch.full((n,), float(is_reagent)))
+        if not is_reagent:
+            mol_of += [len(sizes)] * n
+            local += list(range(n))
+            dists.append(dist)
+            classes.append(cls)
+            sizes.append(n)
+            n_react += n
+        offset += n
+    ii, jj = torch.triu_indices(n_react, n_react, offset=1)
+    if max_pairs and ii.numel() > max_pairs:
+        ii, jj = _subsample_pairs(ii, jj, mol_of, local, classes, sizes, set(keep_pairs), max_pairs, seed)
+    cur, dcls = _pair_attrs(ii.tolist(), jj.tolist(), mol_of, local, dists, classes, sizes)
+    return EditData(
+        z=torch.cat(zs),
+        x=torch.cat([torch.cat(xs), torch.cat(flags).unsqueeze(1)], dim=1),
+        edge_index=torch.cat(eis, dim=1),
+        edge_attr=torch.cat(eas),
+        atom2mol=torch.cat(a2m),
+        is_reagent=torch.cat(flags).bool(),
+        n_react=n_react,
+        num_mols=len(reactants) + len(reagents),
+        pair_index=torch.stack([ii, jj]).long(),
+        pair_cur=torch.tensor(cur, dtype=torch.long),
+        pair_dist=torch.tensor(dcls, dtype=torch.long),
+        num_nodes=offset,
+    )
+
+
+def _pair_attrs(
+    ii: list[int],
+    jj: list[int],
+    mol_of: list[int],
+    local: list[int],
+    dists: list[torch.Tensor],
+    classes: list[list[int]],
+    sizes: list[int],
+) -> tuple[list[int], list[int]]:
+    cur, dcls = [], []
+    for i, j in zip(ii, jj, strict=True):
+        m = mol_of[i]
+        if m != mol_of[j]:
+            cur.append(NONE)
+            dcls.append(DIST_OTHER_MOL)
+            continue
+        a, b, n = local[i], local[j], sizes[m]
+        cur.append(classes[m][a * n + b])
+        d = float(dists[m][a, b])
+        dcls.append(int(d) if 1 <= d <= 6 else DIST_FAR)
+    return cur, dcls
+
+
+def _subsample_pairs(
+    ii: torch.Tensor,
+    jj: torch.Tensor,
+    mol_of: list[int],
+    local: list[int],
+    classes: list[list[int]],
+    sizes: list[int],
+    keep: set[tuple[int, int]],
+    max_pairs: int,
+    seed: int,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Existing bonds + ``keep`` (the gold changes) + a seeded sample of the rest, ``max_pairs`` in all."""
+    must, rest = [], []
+    for i, j in zip(ii.tolist(), jj.tolist(), strict=True):
+        m = mol_of[i]
+        bonded = m == mol_of[j] and classes[m][local[i] * sizes[m] + local[j]] != NONE
+        (must if bonded or (i, j) in keep else rest).append((i, j))
+    rng = random.Random(seed)
+    rest = rng.sample(rest, max(0, min(len(rest), max_pairs - len(must))))
+    pairs = sorted(must + rest)
+    t = torch.tensor(pairs, dtype=torch.long).view(-1, 2)
+    return t[:, 0], t[:, 1]
+
+
+def valence_change(labels: EditLabels, cur_class: dict[tuple[int, int], int]) -> dict[int, float]:
+    """Per atom, the change of its bond-order sum (aromatic = 1.5) caused by ``labels.bonds``."""
+    dv: dict[int, float] = {}
+    for i, j, c in labels.bonds:
+        delta = BOND_VALENCE[c] - BOND_VALENCE[cur_class.get((i, j), NONE)]
+        dv[i] = dv.get(i, 0.0) + delta
+        dv[j] = dv.get(j, 0.0) + delta
+    return dv
+
+
+def h_residual_class(dh: int, dv: float) -> int:
+    """Class of the doubled valence residual ``2 * (dH + dV)``, clipped."""
+    r2 = int(round(2 * (dh + dv)))
+    return max(-H_RES_MAX2, min(H_RES_MAX2, r2)) + H_ZERO
+
+
+def h_delta_from_residual(h_class: int, dv: float) -> int | None:
+    """Inverse of :func:`h_residual_class`: ``dH`` for a predicted residual and chosen bond edits, or ``None``
+    when they disagree on half-integers (an aromatic bond edit without its partner)."""
+    x = (h_class - H_ZERO) / 2.0 - dv
+    if abs(x - round(x)) > 1e-6:
+        return None
+    return int(round(x))
+
+
+def add_labels(data: EditData, labels: EditLabels) -> EditData:
+    """Attach the dense gold labels of ``labels`` to a graph from :func:`reaction_graph`."""
+    n, n_react = int(data.num_nodes), int(data.n_react)
+    if sum(labels.n_atoms) != n_react:
+        raise EditLabelError("canonical_atom_order_mismatch", "graph and labels disagree on the atom count")
+    pi, pj = data.pair_index.tolist()
+    cur = data.pair_cur.tolist()
+    pos = {(i, j): k for k, (i, j) in enumerate(zip(pi, pj, strict=True))}
+    cur_class = {(i, j): cur[k] for (i, j), k in pos.items()}
+    y = list(cur)
+    for i, j, c in labels.bonds:
+        k = pos.get((i, j))
+        if k is None:
+            raise EditLabelError("other_mismatch", f"changed pair {(i, j)} not a candidate")
+        y[k] = c
+    dv = valence_change(labels, cur_class)
+    h_y = torch.full((n,), IGNORE, dtype=torch.long)
+    q_y = torch.full((n,), IGNORE, dtype=torch.long)
+    prod_y = torch.full((n,), IGNORE, dtype=torch.long)
+    prod = set(labels.product_atoms)
+    for g in range(n_react):
+        h_y[g] = h_residual_class(labels.h_delta.get(g, 0), dv.get(g, 0.0))
+        q_y[g] = max(-Q_MAX, min(Q_MAX, labels.charge_delta.get(g, 0))) + Q_ZERO
+        prod_y[g] = int(g in prod)
+    data.pair_y = torch.tensor(y, dtype=torch.long)
+    data.h_y, data.q_y, data.prod_y = h_y, q_y, prod_y
+    return data
+
+
+def record_example(
+    record: dict[str, Any], cache: GraphCache | None = None, *, max_pairs: int = 0, shuffle_seed: int | None = None
+) -> EditData:
+    """Labelled example of one ``reactions-*.jsonl`` record. Raises :class:`EditLabelError` on mapping quirks.
+
+    ``shuffle_seed``: None keeps the record's reactant order (the labels' global indexing); the model is
+    permutation-equivariant, so an order does not change what it learns.
+    """
+    labels = labels_for_record(record)
+    keep = [(i, j) for i, j, _ in labels.bonds]
+    data = reaction_graph(
+        record["reactants"], record.get("reagents", []), cache, keep_pairs=keep, max_pairs=max_pairs,
+        seed=int(record.get("id", 0)) if shuffle_seed is None else shuffle_seed,
+    )  # fmt: skip
+    return add_labels(data, labels)
+
+
+def load_records(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
+    """Records of a ``reactions-<split>.jsonl`` file (first ``limit`` if given and > 0)."""
+    out = []
+    with open(path, encoding="utf-8") as fh:
+        for line in fh:
+            if limit and len(out) >= limit:
+                break
+            if line.strip():
+                out.append(json.loads(line))
+    return out
+
+
+def build_examples(
+    records: Sequence[dict[str, Any]], *, max_pairs: int = 0, cache: GraphCache | None = None
+) -> tuple[list[EditData], list[int], dict[str, int]]:
+    """Labelled examples of the records that yield labels; returns ``(examples, kept record indices, skipped
+    causes)``."""
+    cache = cache or GraphCache()
+    out, kept, skipped = [], [], {}
+    for k, rec in enumerate(records):
+        try:
+            out.append(record_example(rec, cache, max_pairs=max_pairs))
+        except EditLabelError as err:
+            skipped[err.cause] = skipped.get(err.cause, 0) + 1
+            continue
+        kept.append(k)
+    return out, kept, skipped

@@ -1,0 +1,328 @@
+"""Edit beam: from the edit model's pair/atom probabilities to ranked, RDKit-valid main-product sets.
+
+For one reaction the decoder
+
+1. keeps as factors every existing reactant bond and the ``n_nonbond`` non-bonded pairs most likely to form a
+   bond (every other pair stays unbonded), plus each reactant atom's valence residual and charge change;
+2. starts from the argmax of every factor and enumerates the k best joint assignments over the
+   ``n_uncertain`` factors whose runner-up is closest (exact k-best for independent factors: a beam of
+   ``width`` over the factors, alternatives sorted by log-probability);
+3. turns each assignment into :class:`~gnn_chemalgebra.chem.edits.EditLabels` (``dH = residual - dV``, so
+   hydrogens follow the chosen bonds), keeps the edited connected components whose atoms vote "product"
+   (mean probability > 0.5), applies them with :func:`~gnn_chemalgebra.chem.edits.apply_edits` (sanitised;
+   a candidate RDKit refuses is dropped) and merges duplicates (the best score wins).
+
+Score = sum of the chosen options' log-probabilities over all factors. The leftover chain is not predicted:
+it follows from the composition difference (:func:`~gnn_chemalgebra.chem.edits.leftover_from_composition`).
+"""
+
+from __future__ import annotations
+
+import functools
+import heapq
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch_geometric.data import Batch
+
+from ..chem.edits import NONE, EditLabelError, EditLabels, apply_edits
+from ..data.edit_dataset import (
+    EDIT_FEATURIZER_VERSION,
+    Q_ZERO,
+    EditData,
+    GraphCache,
+    h_delta_from_residual,
+    reaction_graph,
+    valence_change,
+)
+from ..errors import InputError
+from ..models.edit_model import EditModel, build_edit_model
+
+DEFAULT_CHECKPOINT = Path("runs/edits_cpu/best.pt")
+CHECKPOINT_ENV = "GNNCA_EDIT_CHECKPOINT"
+
+
+@dataclass
+class EditCandidate:
+    """One decoded product set: main products (canonical SMILES, sorted), score, and the edits behind it."""
+
+    products: list[str]
+    score: float
+    labels: EditLabels
+
+
+@dataclass
+class _Factor:
+    kind: str  # "pair" | "h" | "q"
+    key: Any  # (i, j) for pairs, atom index otherwise
+    options: list[tuple[int, float]]  # (class, log-prob), best first
+
+
+def _options(lp: torch.Tensor, k: int) -> list[list[tuple[int, float]]]:
+    """Per row, the ``k`` best classes with their log-probabilities, best first."""
+    if lp.numel() == 0:
+        return []
+    v, idx = lp.topk(min(k, lp.size(-1)), dim=-1)
+    return [list(zip(i, x, strict=True)) for i, x in zip(idx.tolist(), v.tolist(), strict=True)]
+
+
+def _factors(
+    out: dict[str, torch.Tensor], data: EditData, n_nonbond: int, n_alt: int
+) -> tuple[list[_Factor], dict[tuple[int, int], int]]:
+    n_react = int(data.n_react)
+    lp_pair = torch.log_softmax(out["pair"].float(), -1)
+    cur = data.pair_cur
+    ii, jj = data.pair_index
+    cur_of: dict[tuple[int, int], int] = {}
+    factors: list[_Factor] = []
+
+    bonded = (cur != NONE).nonzero().flatten()
+    nonb = (cur == NONE).nonzero().flatten()
+    if nonb.numel():
+        form = 1.0 - lp_pair[nonb, NONE].exp()
+        top = nonb[form.topk(min(n_nonbond, nonb.numel())).indices]
+        keep = torch.cat([bonded, top])
+    else:
+        keep = bonded
+    for key, c, opts in zip(
+        zip(ii[keep].tolist(), jj[keep].tolist(), strict=True),
+        cur[keep].tolist(),
+        _options(lp_pair[keep], n_alt),
+        strict=True,
+    ):
+        cur_of[key] = c
+        factors.append(_Factor("pair", key, opts))
+    h_opts = _options(torch.log_softmax(out["h"][:n_react].float(), -1), 2)
+    q_opts = _options(torch.log_softmax(out["q"][:n_react].float(), -1), 2)
+    for g in range(n_react):
+        factors.append(_Factor("h", g, h_opts[g]))
+        factors.append(_Factor("q", g, q_opts[g]))
+    return factors, cur_of
+
+
+def _kbest(factors: Sequence[_Factor], n_uncertain: int, width: int) -> list[tuple[float, dict[int, int]]]:
+    """The ``width`` best joint choices over the most uncertain factors: (log-prob gain vs argmax, choices)."""
+    gaps = [(f.options[1][1] - f.options[0][1], k) for k, f in enumerate(factors) if len(f.options) > 1]
+    chosen = [k for _, k in heapq.nlargest(n_uncertain, gaps)]
+    states: list[tuple[float, dict[int, int]]] = [(0.0, {})]
+    for k in chosen:
+        best = factors[k].options[0][1]
+        nxt = []
+        for delta, ch in states:
+            for o, (_, lp) in enumerate(factors[k].options):
+                nxt.append((delta + lp - best, {**ch, k: o} if o else ch))
+        states = heapq.nlargest(width, nxt, key=lambda s: s[0])
+    return states
+
+
+def _components(n: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
+    parent = list(range(n))
+
+    def find(x: int) -> int:
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, j in edges:
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            parent[ri] = rj
+    groups: dict[int, list[int]] = {}
+    for x in range(n):
+        groups.setdefault(find(x), []).append(x)
+    return list(groups.values())
+
+
+def decode_reaction(
+    reactants: Sequence[str],
+    n_atoms: Sequence[int],
+    out: dict[str, torch.Tensor],
+    data: EditData,
+    beam: int = 5,
+    *,
+    n_nonbond: int = 16,
+    n_uncertain: int = 10,
+    width: int = 0,
+    max_tries: int = 0,
+) -> list[EditCandidate]:
+    """Top ``beam`` valid product sets of one reaction (``out``: the model's outputs for this reaction only).
+
+    At most ``max_tries`` (default ``4 * beam``) assignments go to RDKit, which bounds the time per reaction.
+    """
+    factors, cur_of = _factors(out, data, n_nonbond, 3)
+    base = sum(f.options[0][1] for f in factors)
+    n_react = int(data.n_react)
+    p_prod = torch.sigmoid(out["prod"][:n_react].float()).tolist()
+    results: list[EditCandidate] = []
+    seen: set[tuple[str, ...]] = set()
+    tries = max_tries or 4 * beam
+    for delta, choice in _kbest(factors, n_uncertain, width or max(4 * beam, 24)):
+        if tries <= 0:
+            break
+        bonds, h_cls, q_cls = [], {}, {}
+        for k, f in enumerate(factors):
+            c = f.options[choice.get(k, 0)][0]
+            if f.kind == "pair":
+                if c != cur_of[f.key]:
+                    bonds.append((*f.key, c))
+            elif f.kind == "h":
+                h_cls[f.key] = c
+            else:
+                q_cls[f.key] = c
+        labels = _labels(n_atoms, n_react, sorted(bonds), h_cls, q_cls, cur_of, p_prod)
+        if labels is None:
+            continue
+        tries -= 1
+        try:
+            products = apply_edits(reactants, labels)
+        except (EditLabelError, RuntimeError, ValueError):
+            continue
+        if not products:
+            continue
+        key = tuple(products)
+        if key in seen:
+            continue
+        seen.add(key)
+        results.append(EditCandidate(products, base + delta, labels))
+        if len(results) >= beam:
+            break
+    return results
+
+
+def _labels(
+    n_atoms: Sequence[int],
+    n_react: int,
+    bonds: list[tuple[int, int, int]],
+    h_cls: dict[int, int],
+    q_cls: dict[int, int],
+    cur_of: dict[tuple[int, int], int],
+    p_prod: list[float],
+) -> EditLabels | None:
+    labels = EditLabels(n_atoms=list(n_atoms), bonds=bonds)
+    dv = valence_change(labels, cur_of)
+    for g in range(n_react):
+        dh = h_delta_from_residual(h_cls[g], dv.get(g, 0.0))
+        if dh is None:
+            return None
+        if dh:
+            labels.h_delta[g] = dh
+        if q_cls[g] != Q_ZERO:
+            labels.charge_delta[g] = q_cls[g] - Q_ZERO
+    changed = {(i, j): c for i, j, c in bonds}
+    edges = [(i, j) for (i, j), c in cur_of.items() if changed.get((i, j), c) != NONE]
+    edges += [(i, j) for (i, j), c in changed.items() if (i, j) not in cur_of and c != NONE]
+    comps = _components(n_react, edges)
+    means = [sum(p_prod[a] for a in c) / len(c) for c in comps]
+    keep = [a for c, m in zip(comps, means, strict=True) if m > 0.5 for a in c]
+    if not keep and comps:
+        keep = comps[max(range(len(comps)), key=means.__getitem__)]
+    labels.product_atoms = sorted(keep)
+    return labels
+
+
+class EditPredictor:
+    """A trained :class:`EditModel` with its featurisation; batches reactions through the model, then decodes."""
+
+    def __init__(self, model: EditModel, device: str | torch.device = "cpu") -> None:
+        self.model = model.to(device).eval()
+        self.device = torch.device(device)
+        self.cache = GraphCache()
+
+    @classmethod
+    def from_checkpoint(cls, path: str | Path, device: str | torch.device = "cpu") -> EditPredictor:
+        from ..training.checkpoint import load_checkpoint
+
+        ck = load_checkpoint(path, map_location=device)
+        meta = ck.get("meta", {})
+        hp = meta.get("hparams")
+        if hp is None or meta.get("kind") != "edits":
+            raise InputError("not an edit-model checkpoint", path=str(path))
+        if int(meta.get("featurizer_version", -1)) != EDIT_FEATURIZER_VERSION:
+            raise InputError("edit checkpoint was written by another featuriser version", path=str(path))
+        probe = reaction_graph(["CC"], [])
+        if probe.x.size(1) != hp["x_dim"] or probe.edge_attr.size(1) != hp["edge_dim"]:
+            raise InputError("atom features changed since this edit checkpoint was trained", path=str(path))
+        model = build_edit_model(hp)
+        model.load_state_dict(ck["model"])
+        return cls(model, device)
+
+    @torch.no_grad()
+    def predict(
+        self,
+        reactions: Sequence[tuple[Sequence[str], Sequence[str]]],
+        beam: int = 5,
+        batch_size: int = 32,
+        **decode_kw: Any,
+    ) -> list[list[EditCandidate]]:
+        """Ranked candidates per ``(reactants, reagents)``; an unparsable or empty reaction gets ``[]``."""
+        results: list[list[EditCandidate]] = [[] for _ in reactions]
+        for start in range(0, len(reactions), batch_size):
+            items, datas = [], []
+            for k in range(start, min(start + batch_size, len(reactions))):
+                reactants, reagents = list(reactions[k][0]), list(reactions[k][1])
+                try:
+                    data = reaction_graph(reactants, reagents, self.cache)
+                except (EditLabelError, ValueError, RuntimeError):
+                    continue
+                if int(data.n_react) < 1:
+                    continue
+                n_atoms = [int(self.cache.get(s)[0]["z"].numel()) for s in reactants]
+                items.append((k, reactants, n_atoms))
+                datas.append(data)
+            if not datas:
+                continue
+            batch = Batch.from_data_list(datas).to(self.device)
+            out = self.model(batch)
+            n_pairs = [int(d.pair_index.size(1)) for d in datas]
+            n_nodes = [int(d.num_nodes) for d in datas]
+            pairs = out["pair"].cpu().split(n_pairs)
+            atoms = {k: out[k].cpu().split(n_nodes) for k in ("h", "q", "prod")}
+            for m, ((k, reactants, n_atoms), data) in enumerate(zip(items, datas, strict=True)):
+                one = {"pair": pairs[m], **{a: atoms[a][m] for a in atoms}}
+                results[k] = decode_reaction(reactants, n_atoms, one, data, beam, **decode_kw)
+        return results
+
+
+def default_checkpoint() -> Path:
+    return Path(os.environ.get(CHECKPOINT_ENV) or DEFAULT_CHECKPOINT)
+
+
+@functools.lru_cache(maxsize=4)
+def _cached_predictor(path: str) -> EditPredictor:
+    return EditPredictor.from_checkpoint(path)
+
+
+def load_predictor(checkpoint: str | Path | EditPredictor | None = None) -> EditPredictor:
+    """The predictor of ``checkpoint`` (a path, an already loaded predictor, or the default), loaded once."""
+    if isinstance(checkpoint, EditPredictor):
+        return checkpoint
+    return _cached_predictor(str(Path(checkpoint) if checkpoint is not None else default_checkpoint()))
+
+
+def predict_products(
+    reactants: list[str],
+    reagents: list[str],
+    beam: int = 5,
+    checkpoint: str | Path | EditPredictor | None = None,
+) -> list[list[str]]:
+    """Ranked main-product sets (canonical SMILES, sorted within a set) of one reaction, best first.
+
+    Main products only: the artificial leftover chain is exact given them
+    (:func:`~gnn_chemalgebra.chem.edits.leftover_from_composition`). Default checkpoint: ``$GNNCA_EDIT_CHECKPOINT``
+    or ``runs/edits_cpu/best.pt``.
+    """
+    pred = load_predictor(checkpoint)
+    return [c.products for c in pred.predict([(reactants, reagents)], beam=beam)[0]]
+
+
+def candidate_logprob_gap(cands: Sequence[EditCandidate]) -> float:
+    """Score margin between the best two candidates (``inf`` with fewer than two): a confidence signal."""
+    if len(cands) < 2:
+        return math.inf
+    return cands[0].score - cands[1].score

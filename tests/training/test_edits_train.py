@@ -1,0 +1,79 @@
+"""The bond-edit model overfits four real reactions so that the beam's top-1 reproduces their products;
+weights_only checkpoints round-trip; resume after an epoch is bit-exact."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from gnn_chemalgebra.chem.edits import gold_products
+from gnn_chemalgebra.data.edit_dataset import record_example
+from gnn_chemalgebra.inference.edit_decode import EditPredictor, predict_products
+from gnn_chemalgebra.inference.smiles_products import new_products_for_bag
+from gnn_chemalgebra.training.checkpoint import load_checkpoint, save_checkpoint
+from gnn_chemalgebra.training.edits import train_edits
+
+RECORDS = [json.loads(line) for line in (Path(__file__).parents[1] / "edit_records.jsonl").read_text().splitlines()]
+FOUR = [r for r in RECORDS if r["id"] in (9, 22, 38, 55)]
+
+
+def _cfg(run_dir: Path, **train: object) -> dict:
+    return {
+        "run_dir": str(run_dir),
+        "model": {"hidden": 32, "layers": 2, "attn_layers": 1, "heads": 2, "dropout": 0.0},
+        "train": {"epochs": 60, "batch_size": 4, "lr": 0.005, "seed": 0, "patience": 100, "device": "cpu", **train},
+    }
+
+
+@pytest.fixture(scope="module")
+def overfit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    run = tmp_path_factory.mktemp("edits_overfit")
+    exs = [record_example(r) for r in FOUR]
+    summary = train_edits(_cfg(run), examples={"train": exs, "valid": exs})
+    return run, summary
+
+
+def test_overfit_four_reactions_top1(overfit: tuple[Path, dict]) -> None:
+    run, summary = overfit
+    assert summary["best"]["exact_edits"] == 1.0
+    pred = EditPredictor.from_checkpoint(run / "best.pt")
+    cands = pred.predict([(r["reactants"], r["reagents"]) for r in FOUR], beam=3)
+    for r, c in zip(FOUR, cands, strict=True):
+        assert c and c[0].products == sorted(gold_products(r)), r["id"]
+    r = FOUR[0]
+    assert predict_products(r["reactants"][::-1], r["reagents"], beam=2, checkpoint=pred)[0] == sorted(gold_products(r))
+    new, score = new_products_for_bag(r["reactants"], r["reagents"], beam=2, checkpoint=pred)[0]
+    assert new == [*sorted(gold_products(r)), r["leftover_product"]] and score <= 0.0
+
+
+def test_checkpoint_weights_only_round_trip(overfit: tuple[Path, dict]) -> None:
+    run, _ = overfit
+    raw = torch.load(run / "best.pt", weights_only=True)  # no pickled code in the file
+    assert "model" in raw
+    ck = load_checkpoint(run / "best.pt")
+    assert ck["meta"]["kind"] == "edits"
+    model = EditPredictor.from_checkpoint(run / "best.pt").model
+    for k, v in model.state_dict().items():
+        assert torch.equal(v, ck["model"][k])
+
+
+def test_resume_is_bit_exact(tmp_path: Path) -> None:
+    exs = [record_example(r) for r in FOUR[:2]]
+    data = {"train": exs, "valid": exs}
+    full = train_edits(_cfg(tmp_path / "full", epochs=4), examples=data)
+    # the same run stopped after two epochs (budget), marked unfinished as a killed run would be, then resumed
+    part = train_edits(_cfg(tmp_path / "part", epochs=4, max_steps=2), examples=data)
+    assert part["out_of_budget"] and [h["epoch"] for h in part["history"]] == [0, 1]
+    ck = load_checkpoint(tmp_path / "part" / "last.pt")
+    ck["meta"]["finished"] = False
+    save_checkpoint(tmp_path / "part" / "last.pt", ck)
+    rest = train_edits(_cfg(tmp_path / "part", epochs=4), resume=True, examples=data)
+    assert [h["epoch"] for h in rest["history"]] == [2, 3] and rest["steps"] == full["steps"]
+    a = load_checkpoint(tmp_path / "full" / "last.pt")["model"]
+    b = load_checkpoint(tmp_path / "part" / "last.pt")["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    done = train_edits(_cfg(tmp_path / "part", epochs=4), resume=True, examples=data)
+    assert done["history"] == []  # a finished run trains no further
