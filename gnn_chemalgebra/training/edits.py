@@ -180,7 +180,8 @@ def train_edits(cfg: dict[str, Any], resume: bool = False, examples: dict[str, l
                 bad += 1
             rec = {"epoch": epoch, "step": step, "train": tr, "val": val, "elapsed_s": time.perf_counter() - t_start}
             history.append(rec)
-            stop = bad >= patience or out_of_budget or epoch == epochs - 1
+            target = float(tcfg.get("target_exact", 0) or 0)  # stop once validation reaches it (smoke tests)
+            stop = bad >= patience or out_of_budget or epoch == epochs - 1 or (target > 0 and best >= target)
             state = {
                 "model": model.state_dict(),
                 "optimizer": opt.state_dict(),
