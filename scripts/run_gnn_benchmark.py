@@ -124,7 +124,8 @@ def predict_and_score(
     for setting in TASKS[task][2]:
         p_file = run_dir / f"pred-{setting}.txt"
         e_file = run_dir / f"errors-{setting}.json"
-        exs = load_examples(args.built, variant, setting, args.limit_test or None)
+        limit = args.limit_test or (args.naive_limit if model == "gnn_naive" else 0)
+        exs = load_examples(args.built, variant, setting, limit or None)
         tgts = [ex.tgt or "" for ex in exs]
         t_pred = None
         if not p_file.exists() or len(read_lines(p_file)) != len(exs):
@@ -314,6 +315,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--naive-minutes", type=float, default=1.5)
     ap.add_argument("--cross-factor", type=float, default=0.75, help="budget multiplier of the cross runs")
     ap.add_argument("--naive-cross", action="store_true", help="also train/score the naive head's cross model")
+    ap.add_argument(
+        "--naive-limit", type=int, default=0,
+        help="score the naive ablation on the first N lines of each test set only (0 = all)",
+    )
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--limit-test", type=int, default=0, help="score only the first N lines (smoke runs)")
     ap.add_argument("--set", action="append", default=[], help="extra config override key=value")

@@ -158,6 +158,15 @@ class Predictor:
             cands.setdefault(name, s_best)
         return sorted(cands.items(), key=lambda kv: -kv[1])[:k]
 
+    def _acceptable(self, d: Decoded) -> bool:
+        """A decoding worth stopping at: something is consumed, and it balances -- or, in SMILES mode, its only
+        gap is the main product's graph (not covered yet), which no other hypothesis would fill either."""
+        if not any(v < 0 for v in d.nu.values()):
+            return False
+        if d.balanced:
+            return True
+        return self.repr == "smiles" and all(u.startswith("main product graph") for u in d.uncovered)
+
     def decode_one(self, ex: BagExample, r: dict[str, Any], beam: int = 1) -> dict[str, Any]:
         vocab_extras = [self.vocab.items[j] for j in range(1, len(self.vocab)) if float(r["extra_p"][j]) > 0.5]
         left_cands = self.leftover_candidates(r)
@@ -200,14 +209,14 @@ class Predictor:
                 extent_scorer=scorer,
             )
             decs.append((score, d))
-            n_bal += d.balanced and any(v < 0 for v in d.nu.values())
+            n_bal += self._acceptable(d)
             if n_bal >= max(beam, 1):
                 break
         # Top-1 = the most likely hypothesis whose decoding is balanced (exact algebra), if any.
         # (a decoding that consumes nothing -- no reaction at all -- ranks after every reacting one)
         order = sorted(
             range(len(decs)),
-            key=lambda i: (not decs[i][1].balanced, not any(v < 0 for v in decs[i][1].nu.values()), i),
+            key=lambda i: (not self._acceptable(decs[i][1]), not decs[i][1].balanced, i),
         )
         decs = [decs[i] for i in order][: max(beam, 1)]
         best = decs[0][1]
