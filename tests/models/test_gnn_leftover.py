@@ -101,3 +101,18 @@ def test_budget_stops_training(toy, tmp_path):
     assert s["steps"] == 3 and s["out_of_budget"] and len(s["history"]) == 2  # 2 steps per epoch
     again = train_gnn(cfg, resume=True)  # a budget-stopped run is finished
     assert again["history"] == []
+
+
+def test_inorganic_or_small_main_product_ranks_later():
+    from gnn_chemalgebra.inference.decode import Decoded
+
+    pred = Predictor.build({"hidden": 16, "layers": 1, "heads": 2}, Featurizer("formula"), ExtraVocab([]), 1)
+
+    def dec(main, new):
+        return Decoded(terms=[], nu={"A": -1}, new_products=new, xi=1, candidates=[1], posterior=[],
+                       main_product=main)
+
+    assert pred._acceptable(dec("C2H4O2", [("HCl", 1), ("C2H4O2", 1)]))
+    assert not pred._acceptable(dec("O4S", [("H2", 1), ("O4S", 1)]))  # no carbon
+    assert not pred._acceptable(dec("CH4", [("C6H6", 1), ("CH4", 1)]))  # smaller than its by-product
+    assert not pred._acceptable(Decoded(terms=[], nu={}, new_products=[], xi=0, candidates=[], posterior=[]))
