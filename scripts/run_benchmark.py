@@ -78,34 +78,41 @@ def stage_trivial(built: Path, command: str) -> list[dict]:
     return records
 
 
-def stage_transformer(built: Path, minutes: float, limit_test: int, config: str) -> list[dict]:
+def stage_transformer(built: Path, minutes: float, limit_test: int, config: str, variants: list[str]) -> None:
     """Standard model for test_in/test_out, cross model (train_cross/valid_cross) for test_cross."""
-    records: list[dict] = []
     part_dir = RESULTS / "transformer_parts"
     part_dir.mkdir(parents=True, exist_ok=True)
-    for variant in VARIANTS:
+    for variant in variants:
         short = variant_short(variant)
         for task in ("standard", "cross"):
             out = part_dir / f"{short}_{task}.json"
-            if not out.exists():
-                cmd = [
-                    sys.executable, "scripts/transformer_run.py", "--built", str(built), "--variant", variant,
-                    "--config", config, "--minutes", str(minutes), "--beam", "1", "--out", str(out),
-                    "--run-dir", f"runs/transformer_{short}_{task}", "--resume",
-                    "--set", "train.num_threads=1", "--set", "train.progress=false",
-                ]  # fmt: skip
-                if limit_test:
-                    cmd += ["--limit-test", str(limit_test)]
-                if task == "cross":
-                    cmd += ["--set", "data.train_split=train_cross", "--set", "data.valid_split=valid_cross"]
-                subprocess.run(cmd, check=True)
-            part = json.loads(out.read_text())
-            keep = ("test_cross",) if task == "cross" else ("test_in", "test_out")
-            for rec in part["records"]:
-                if rec["setting"] in keep:
-                    rec["task"] = task
-                    rec["train"] = part.get("train")
-                    records.append(rec)
+            if out.exists():
+                continue
+            cmd = [
+                sys.executable, "scripts/transformer_run.py", "--built", str(built), "--variant", variant,
+                "--config", config, "--minutes", str(minutes), "--beam", "1", "--out", str(out),
+                "--run-dir", f"runs/transformer_{short}_{task}", "--resume",
+                "--set", "train.num_threads=1", "--set", "train.progress=false",
+            ]  # fmt: skip
+            if limit_test:
+                cmd += ["--limit-test", str(limit_test)]
+            if task == "cross":
+                cmd += ["--set", "data.train_split=train_cross", "--set", "data.valid_split=valid_cross"]
+            subprocess.run(cmd, check=True)
+
+
+def collect_transformer() -> list[dict]:
+    """Records of every finished part: test_in/test_out from the standard model, test_cross from the cross one."""
+    records: list[dict] = []
+    for part_path in sorted((RESULTS / "transformer_parts").glob("*.json")):
+        task = part_path.stem.rsplit("_", 1)[1]
+        part = json.loads(part_path.read_text())
+        keep = ("test_cross",) if task == "cross" else ("test_in", "test_out")
+        for rec in part["records"]:
+            if rec["setting"] in keep:
+                rec["task"] = task
+                rec["train"] = part.get("train")
+                records.append(rec)
     return records
 
 
@@ -198,8 +205,10 @@ def main() -> int:
     ap.add_argument("--tf-minutes", type=float, default=3.0)
     ap.add_argument("--tf-limit-test", type=int, default=1000)
     ap.add_argument("--tf-config", default="configs/transformer_cpu.yaml")
+    ap.add_argument("--variants", default="", help="comma-separated short names (default: all eight)")
     args = ap.parse_args()
     built = Path(args.built)
+    variants = [f"ChemAlgebra_{v}" for v in args.variants.split(",")] if args.variants else list(VARIANTS)
     stages = args.stages.split(",")
     force = set(args.force.split(",")) if args.force else set()
     RESULTS.mkdir(exist_ok=True)
@@ -208,9 +217,9 @@ def main() -> int:
         atomic_write_json(RESULTS / "trivial.json", stage_trivial(built, command))
     if "gnn" in stages and ("gnn" in force or not (RESULTS / "gnn.json").exists()):
         subprocess.run([sys.executable, "scripts/run_gnn_benchmark.py", "--built", str(built)], check=True)
-    if "transformer" in stages and ("transformer" in force or not (RESULTS / "transformer.json").exists()):
-        recs = stage_transformer(built, args.tf_minutes, args.tf_limit_test, args.tf_config)
-        atomic_write_json(RESULTS / "transformer.json", recs)
+    if "transformer" in stages:
+        stage_transformer(built, args.tf_minutes, args.tf_limit_test, args.tf_config, variants)
+        atomic_write_json(RESULTS / "transformer.json", collect_transformer())
     if "merge" in stages:
         records: list[dict] = []
         for name in ("ceilings", "trivial", "gnn", "transformer"):
