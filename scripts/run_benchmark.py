@@ -159,7 +159,8 @@ def stage_merge(records: list[dict]) -> None:
             )
     (RESULTS / "benchmark_table.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
-    plot(idx, RESULTS / "benchmark.png", [m for m in models if any(k[0] == m for k in idx)])
+    plotted = [m for m in models if m != "type1_shortcut" and any(k[0] == m for k in idx)]
+    plot(idx, RESULTS / "benchmark.png", plotted)
 
 
 def plot(idx: dict, path: Path, models: list[str]) -> None:
