@@ -20,10 +20,11 @@ from __future__ import annotations
 
 import functools
 import heapq
+import itertools
 import math
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -150,10 +151,14 @@ def decode_reaction(
     n_uncertain: int = 10,
     width: int = 0,
     max_tries: int = 0,
+    flip_margin: float = 0.4,
 ) -> list[EditCandidate]:
     """Top ``beam`` valid product sets of one reaction (``out``: the model's outputs for this reaction only).
 
-    At most ``max_tries`` (default ``4 * beam``) assignments go to RDKit, which bounds the time per reaction.
+    Besides the bond/H/charge assignments, the product-component vote is an alternative too: when the least
+    certain component's vote is within ``flip_margin`` of 0.5, the selection with that component flipped
+    joins the queue with its own score. At most ``max_tries`` (default ``4 * beam``) candidates go to RDKit,
+    which bounds the time per reaction.
     """
     factors, cur_of = _factors(out, data, n_nonbond, 3)
     base = sum(f.options[0][1] for f in factors)
@@ -162,22 +167,25 @@ def decode_reaction(
     results: list[EditCandidate] = []
     seen: set[tuple[str, ...]] = set()
     tries = max_tries or 4 * beam
-    for delta, choice in _kbest(factors, n_uncertain, width or max(4 * beam, 24)):
-        if tries <= 0:
-            break
-        bonds, h_cls, q_cls = [], {}, {}
-        for k, f in enumerate(factors):
-            c = f.options[choice.get(k, 0)][0]
-            if f.kind == "pair":
-                if c != cur_of[f.key]:
-                    bonds.append((*f.key, c))
-            elif f.kind == "h":
-                h_cls[f.key] = c
-            else:
-                q_cls[f.key] = c
-        labels = _labels(n_atoms, n_react, sorted(bonds), h_cls, q_cls, cur_of, p_prod)
-        if labels is None:
-            continue
+    states = iter(_kbest(factors, n_uncertain, width or max(4 * beam, 24)))
+    pending: list[tuple[float, int, EditLabels]] = []  # heap of (-score, tie-break, labels)
+    tick = itertools.count()
+    nxt = next(states, None)
+    while tries > 0 and len(results) < beam and (nxt is not None or pending):
+        if nxt is not None and (not pending or base + nxt[0] >= -pending[0][0]):
+            delta, choice = nxt
+            nxt = next(states, None)
+            built = _state_labels(factors, choice, cur_of, n_atoms, n_react, p_prod)
+            if built is None:
+                continue
+            labels, sel_lp, flip = built
+            score = base + delta + sel_lp
+            if flip is not None and abs(flip[1]) < flip_margin:
+                alt = replace(labels, product_atoms=flip[0])
+                heapq.heappush(pending, (-(score + flip[2]), next(tick), alt))
+        else:
+            neg, _, labels = heapq.heappop(pending)
+            score = -neg
         tries -= 1
         try:
             products = apply_edits(reactants, labels)
@@ -189,22 +197,31 @@ def decode_reaction(
         if key in seen:
             continue
         seen.add(key)
-        results.append(EditCandidate(products, base + delta, labels))
-        if len(results) >= beam:
-            break
+        results.append(EditCandidate(products, score, labels))
     return results
 
 
-def _labels(
+def _state_labels(
+    factors: Sequence[_Factor],
+    choice: dict[int, int],
+    cur_of: dict[tuple[int, int], int],
     n_atoms: Sequence[int],
     n_react: int,
-    bonds: list[tuple[int, int, int]],
-    h_cls: dict[int, int],
-    q_cls: dict[int, int],
-    cur_of: dict[tuple[int, int], int],
     p_prod: list[float],
-) -> EditLabels | None:
-    labels = EditLabels(n_atoms=list(n_atoms), bonds=bonds)
+) -> tuple[EditLabels, float, tuple[list[int], float, float] | None] | None:
+    """Labels of one joint choice, the log-probability of its component selection, and the best flip
+    ``(product atoms, vote - 0.5, score change)`` (``None`` when no other selection keeps a product)."""
+    bonds, h_cls, q_cls = [], {}, {}
+    for k, f in enumerate(factors):
+        c = f.options[choice.get(k, 0)][0]
+        if f.kind == "pair":
+            if c != cur_of[f.key]:
+                bonds.append((*f.key, c))
+        elif f.kind == "h":
+            h_cls[f.key] = c
+        else:
+            q_cls[f.key] = c
+    labels = EditLabels(n_atoms=list(n_atoms), bonds=sorted(bonds))
     dv = valence_change(labels, cur_of)
     for g in range(n_react):
         dh = h_delta_from_residual(h_cls[g], dv.get(g, 0.0))
@@ -218,12 +235,26 @@ def _labels(
     edges = [(i, j) for (i, j), c in cur_of.items() if changed.get((i, j), c) != NONE]
     edges += [(i, j) for (i, j), c in changed.items() if (i, j) not in cur_of and c != NONE]
     comps = _components(n_react, edges)
-    means = [sum(p_prod[a] for a in c) / len(c) for c in comps]
-    keep = [a for c, m in zip(comps, means, strict=True) if m > 0.5 for a in c]
-    if not keep and comps:
-        keep = comps[max(range(len(comps)), key=means.__getitem__)]
-    labels.product_atoms = sorted(keep)
-    return labels
+    if not comps:
+        return None
+    eps = 1e-6
+    means = [min(max(sum(p_prod[a] for a in c) / len(c), eps), 1 - eps) for c in comps]
+    sel = [m > 0.5 for m in means]
+    if not any(sel):
+        sel[max(range(len(comps)), key=means.__getitem__)] = True
+    sel_lp = sum(math.log(m if s else 1 - m) for m, s in zip(means, sel, strict=True))
+    labels.product_atoms = sorted(a for c, s in zip(comps, sel, strict=True) if s for a in c)
+    flip = None
+    order = sorted(range(len(comps)), key=lambda k: abs(means[k] - 0.5))
+    for k in order:
+        alt = list(sel)
+        alt[k] = not alt[k]
+        if any(alt):
+            m = means[k]
+            gain = math.log(1 - m if sel[k] else m) - math.log(m if sel[k] else 1 - m)
+            flip = (sorted(a for c, s in zip(comps, alt, strict=True) if s for a in c), m - 0.5, gain)
+            break
+    return labels, sel_lp, flip
 
 
 class EditPredictor:
