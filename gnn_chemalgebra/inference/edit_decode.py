@@ -23,14 +23,17 @@ import heapq
 import itertools
 import math
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 import torch
+from rdkit import Chem
 from torch_geometric.data import Batch
 
+from ..chem.composition import mol_composition
 from ..chem.edits import NONE, EditLabelError, EditLabels, apply_edits
 from ..data.edit_dataset import (
     EDIT_FEATURIZER_VERSION,
@@ -41,7 +44,7 @@ from ..data.edit_dataset import (
     reaction_graph,
     valence_change,
 )
-from ..errors import InputError
+from ..errors import ChemAlgebraError, InputError
 from ..models.edit_model import EditModel, build_edit_model
 
 DEFAULT_CHECKPOINT = Path("runs/edits_cpu/best.pt")
@@ -152,13 +155,16 @@ def decode_reaction(
     width: int = 0,
     max_tries: int = 0,
     flip_margin: float = 0.4,
+    conserve: bool = True,
 ) -> list[EditCandidate]:
     """Top ``beam`` valid product sets of one reaction (``out``: the model's outputs for this reaction only).
 
     Besides the bond/H/charge assignments, the product-component vote is an alternative too: when the least
     certain component's vote is within ``flip_margin`` of 0.5, the selection with that component flipped
     joins the queue with its own score. At most ``max_tries`` (default ``4 * beam``) candidates go to RDKit,
-    which bounds the time per reaction.
+    which bounds the time per reaction. ``conserve`` drops candidates whose products hold an atom (charge-tagged
+    label, explicit H) beyond the reactants: no gold base reaction does, since its leftover chain takes the
+    difference, so such a candidate can neither be right nor balanced.
     """
     factors, cur_of = _factors(out, data, n_nonbond, 3)
     base = sum(f.options[0][1] for f in factors)
@@ -167,6 +173,7 @@ def decode_reaction(
     results: list[EditCandidate] = []
     seen: set[tuple[str, ...]] = set()
     tries = max_tries or 4 * beam
+    r_comp = _composition(reactants) if conserve else None
     states = iter(_kbest(factors, n_uncertain, width or max(4 * beam, 24)))
     pending: list[tuple[float, int, EditLabels]] = []  # heap of (-score, tie-break, labels)
     tick = itertools.count()
@@ -191,7 +198,7 @@ def decode_reaction(
             products = apply_edits(reactants, labels)
         except (EditLabelError, RuntimeError, ValueError):
             continue
-        if not products:
+        if not products or (r_comp is not None and _exceeds(products, r_comp)):
             continue
         key = tuple(products)
         if key in seen:
@@ -199,6 +206,23 @@ def decode_reaction(
         seen.add(key)
         results.append(EditCandidate(products, score, labels))
     return results
+
+
+def _composition(smiles: Sequence[str]) -> Counter:
+    total: Counter = Counter()
+    for s in smiles:
+        mol = Chem.MolFromSmiles(s)
+        if mol is None:
+            raise EditLabelError("unparsable_mapped_smiles", s)
+        total.update(mol_composition(mol))
+    return total
+
+
+def _exceeds(products: Sequence[str], r_comp: Counter) -> bool:
+    try:
+        return bool(_composition(products) - r_comp)
+    except EditLabelError:
+        return True
 
 
 def _state_labels(
@@ -299,7 +323,7 @@ class EditPredictor:
                 reactants, reagents = list(reactions[k][0]), list(reactions[k][1])
                 try:
                     data = reaction_graph(reactants, reagents, self.cache)
-                except (EditLabelError, ValueError, RuntimeError):
+                except (EditLabelError, ChemAlgebraError, ValueError, RuntimeError):
                     continue
                 if int(data.n_react) < 1:
                     continue

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..chem.edits import EditLabelError, leftover_from_composition
+from ..chem.edits import EditLabelError, leftover_composition, leftover_from_composition
 from .edit_decode import EditPredictor, load_predictor
 
 
@@ -28,16 +28,21 @@ def new_products_for_bag(
     them, the leftover chain (computed with *all* predicted main products, last in the list). Main products
     that are copies of an input molecule are dropped when ``drop_input_copies`` (the role head already
     accounts for them as products already present). Sets that become identical after that are merged (the
-    best score is kept). ``[]`` when the edit model finds no valid product (e.g. unparsable input).
+    best score is kept). Every set balances the reactants exactly: the decoder never returns products with an
+    atom beyond the reactants, and a difference that no valid chain can carry drops the candidate (the decoder
+    is asked for ``2 * beam`` candidates so that such drops rarely shorten the list). ``[]`` when the edit
+    model finds no valid product (e.g. unparsable input).
     """
     pred = load_predictor(checkpoint)
     reactants, reagents = list(reactant_smiles), list(reagent_smiles)
     inputs = set(reactants) | set(reagents)
     out: list[tuple[list[str], float]] = []
     seen: set[tuple[str, ...]] = set()
-    for cand in pred.predict([(reactants, reagents)], beam=beam)[0]:
+    for cand in pred.predict([(reactants, reagents)], beam=2 * beam)[0]:
         try:
             left = leftover_from_composition(reactants, cand.products)
+            if left is None and leftover_composition(reactants, cand.products):
+                continue  # no chain RDKit accepts for the difference: the line could not be balanced
         except EditLabelError:
             continue
         new = [p for p in cand.products if not (drop_input_copies and p in inputs)]
@@ -48,4 +53,6 @@ def new_products_for_bag(
             continue
         seen.add(key)
         out.append((new, cand.score))
+        if len(out) >= beam:
+            break
     return out
