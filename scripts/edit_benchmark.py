@@ -27,6 +27,7 @@ from rdkit import Chem, RDLogger
 
 from gnn_chemalgebra.chem.edits import (
     EditLabelError,
+    check_record,
     diagnose,
     gold_products,
     leftover_composition,
@@ -56,6 +57,7 @@ def evaluate(pred: EditPredictor, records: list[dict[str, Any]], beam: int, batc
     n = len(records)
     top1 = top5 = valid = balanced = left_ok = left_n = with_cand = 0
     causes: Counter = Counter()
+    ceiling: Counter = Counter(check_record(r)[0] or "ok" for r in records)  # gold edits re-applied
     n_cands = 0
     for rec, cs in zip(records, cands, strict=True):
         gold = sorted(gold_products(rec))
@@ -85,6 +87,8 @@ def evaluate(pred: EditPredictor, records: list[dict[str, Any]], beam: int, batc
         "mean_candidates": n_cands / n,
         "leftover_rule_on_correct_top1": left_ok / max(left_n, 1),
         "top1_failure_causes": dict(causes.most_common()),
+        "gold_edit_ceiling": ceiling["ok"] / n,
+        "gold_edit_failures": {k: v for k, v in ceiling.items() if k != "ok"},
         "wall_s": wall,
         "reactions_per_s": n / wall,
     }

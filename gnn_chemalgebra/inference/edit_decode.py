@@ -34,7 +34,7 @@ from rdkit import Chem
 from torch_geometric.data import Batch
 
 from ..chem.composition import mol_composition
-from ..chem.edits import NONE, EditLabelError, EditLabels, apply_edits
+from ..chem.edits import NONE, EditLabelError, EditLabels, apply_edits, leftover_from_composition
 from ..data.edit_dataset import (
     EDIT_FEATURIZER_VERSION,
     Q_ZERO,
@@ -162,9 +162,10 @@ def decode_reaction(
     Besides the bond/H/charge assignments, the product-component vote is an alternative too: when the least
     certain component's vote is within ``flip_margin`` of 0.5, the selection with that component flipped
     joins the queue with its own score. At most ``max_tries`` (default ``4 * beam``) candidates go to RDKit,
-    which bounds the time per reaction. ``conserve`` drops candidates whose products hold an atom (charge-tagged
-    label, explicit H) beyond the reactants: no gold base reaction does, since its leftover chain takes the
-    difference, so such a candidate can neither be right nor balanced.
+    (three times as many while none is valid), which bounds the time per reaction. ``conserve`` drops
+    candidates whose products hold an atom (charge-tagged label, explicit H) beyond the reactants, or leave a
+    difference that no leftover chain can carry: no gold base reaction does either, so such a candidate can
+    neither be right nor balanced.
     """
     factors, cur_of = _factors(out, data, n_nonbond, 3)
     base = sum(f.options[0][1] for f in factors)
@@ -173,16 +174,18 @@ def decode_reaction(
     results: list[EditCandidate] = []
     seen: set[tuple[str, ...]] = set()
     tries = max_tries or 4 * beam
+    spare = 2 * tries  # extra tries while nothing valid has been found yet
     r_comp = _composition(reactants) if conserve else None
-    states = iter(_kbest(factors, n_uncertain, width or max(4 * beam, 24)))
+    h_count = [a.GetTotalNumHs() for s in reactants for a in Chem.MolFromSmiles(s).GetAtoms()]
+    states = iter(_kbest(factors, n_uncertain, width or max(8 * beam, 48)))
     pending: list[tuple[float, int, EditLabels]] = []  # heap of (-score, tie-break, labels)
     tick = itertools.count()
     nxt = next(states, None)
-    while tries > 0 and len(results) < beam and (nxt is not None or pending):
+    while (tries > 0 or (not results and tries > -spare)) and len(results) < beam and (nxt is not None or pending):
         if nxt is not None and (not pending or base + nxt[0] >= -pending[0][0]):
             delta, choice = nxt
             nxt = next(states, None)
-            built = _state_labels(factors, choice, cur_of, n_atoms, n_react, p_prod)
+            built = _state_labels(factors, choice, cur_of, n_atoms, n_react, p_prod, h_count)
             if built is None:
                 continue
             labels, sel_lp, flip = built
@@ -198,7 +201,7 @@ def decode_reaction(
             products = apply_edits(reactants, labels)
         except (EditLabelError, RuntimeError, ValueError):
             continue
-        if not products or (r_comp is not None and _exceeds(products, r_comp)):
+        if not products or (r_comp is not None and not _balances(reactants, products, r_comp)):
             continue
         key = tuple(products)
         if key in seen:
@@ -218,11 +221,15 @@ def _composition(smiles: Sequence[str]) -> Counter:
     return total
 
 
-def _exceeds(products: Sequence[str], r_comp: Counter) -> bool:
+def _balances(reactants: Sequence[str], products: Sequence[str], r_comp: Counter) -> bool:
+    """No product atom beyond the reactants, and a leftover chain RDKit accepts for the difference."""
     try:
-        return bool(_composition(products) - r_comp)
+        p_comp = _composition(products)
+        if p_comp - r_comp:
+            return False
+        return not (r_comp - p_comp) or leftover_from_composition(reactants, products) is not None
     except EditLabelError:
-        return True
+        return False
 
 
 def _state_labels(
@@ -232,9 +239,14 @@ def _state_labels(
     n_atoms: Sequence[int],
     n_react: int,
     p_prod: list[float],
+    h_count: Sequence[int],
 ) -> tuple[EditLabels, float, tuple[list[int], float, float] | None] | None:
     """Labels of one joint choice, the log-probability of its component selection, and the best flip
-    ``(product atoms, vote - 0.5, score change)`` (``None`` when no other selection keeps a product)."""
+    ``(product atoms, vote - 0.5, score change)`` (``None`` when no other selection keeps a product).
+
+    ``None`` when the choice is inconsistent before RDKit sees it (half an aromatic edit, or an atom left
+    with fewer than zero hydrogens: a bond formed at an atom without H and nothing broken there), so that
+    such choices do not use up the decoder's tries."""
     bonds, h_cls, q_cls = [], {}, {}
     for k, f in enumerate(factors):
         c = f.options[choice.get(k, 0)][0]
@@ -249,7 +261,7 @@ def _state_labels(
     dv = valence_change(labels, cur_of)
     for g in range(n_react):
         dh = h_delta_from_residual(h_cls[g], dv.get(g, 0.0))
-        if dh is None:
+        if dh is None or h_count[g] + dh < 0:
             return None
         if dh:
             labels.h_delta[g] = dh
