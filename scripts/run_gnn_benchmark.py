@@ -302,17 +302,19 @@ def table(records: list[dict[str, Any]]) -> str:
             g_in = by.get(("gnn", v, "test_in"))
             c_in = ceiling_for(by.get((ceil_model, v, "test_in")), g_in["n"] if g_in else None)
             gap = (c_in - norms["test_in"][0]) if c_in is not None else None
+            within = "within" if gap is not None and gap <= 5 else "not within"
             verdicts.append(
                 f"- {v}: OOD invariance {'holds' if ok and all(ok) else 'FAILS' if ok else 'n/a'}; "
-                f"test_in gap to ceiling {gap:.2f} EM points ({'within' if gap is not None and gap <= 5 else 'not within'} 5)"
-                if gap is not None else f"- {v}: n/a"
+                f"test_in gap to ceiling {gap:.2f} EM points ({within} 5)"
+                if gap is not None
+                else f"- {v}: n/a"
             )
     return "\n".join(lines + ["", "## Verdicts", "", *verdicts, ""])
 
 
 def error_table(args: argparse.Namespace) -> str:
     lines = [
-        "# Why the GNN misses (formula variants; `errors-<setting>.json` in each run folder)",
+        "# Why the GNN misses (every variant; `errors-<setting>.json` in each run folder)",
         "",
         "First cause of each exact-match failure, checked in this order: roles (nu of an input molecule), "
         "leftover/by-product (the non-main new products), main product (the exact remainder), extent. "
@@ -332,7 +334,11 @@ def error_table(args: argparse.Namespace) -> str:
                     continue
                 e = json.loads(f.read_text())
                 fc, w = e["first_cause"], e["wrong"]
-                pct = lambda k, d: f"{100.0 * d.get(k, 0) / max(e['n'], 1):.1f}%"  # noqa: E731
+                n_all = max(e["n"], 1)
+
+                def pct(k: str, d: dict[str, int], n_all: int = n_all) -> str:
+                    return f"{100.0 * d.get(k, 0) / n_all:.1f}%"
+
                 lines.append(
                     f"| {short} | {s} | {e['n']} | {pct('x', {'x': e['n_fail']})} | {pct('roles', fc)} | "
                     f"{pct('leftover', fc)} | {pct('main', fc)} | {pct('extent', fc)} | {pct('other', fc)} | "

@@ -29,11 +29,10 @@ from ..chem.smiles import canonical_smiles
 from ..inference.decode import extent_features, extent_posterior, group_terms
 from ..io import atomic_write_lines, read_lines
 from .featurize import CHARGE_INDEX, ROLE_NU, BagData, Featurizer
-
-LEFT_CHARGE_SHIFT = 2  # leftover charge class = charge + 2 (see models.gnn.CHARGE_SHIFT)
 from .layout import S_IN, S_OUT, split_files, variant_props
 
 N_COEF_CLASSES = 16  # naive head: output coefficient 0..15
+LEFT_CHARGE_SHIFT = 2  # leftover charge class = charge + 2 (see models.gnn.CHARGE_SHIFT)
 
 
 def atom_count(comp: dict[str, int]) -> int:

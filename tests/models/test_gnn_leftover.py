@@ -13,7 +13,6 @@ from gnn_chemalgebra.chem.molecule import composition
 from gnn_chemalgebra.data.dataset import (
     BagDataset,
     ExtraVocab,
-    example_from_terms,
     load_examples,
     write_toy_variant,
 )
