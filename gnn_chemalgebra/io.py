@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-
 # Fault injection for the kill-and-resume tests: pause (seconds) after the temp file is complete and before the
 # rename, so a test can SIGKILL a process in the middle of a checkpoint write. Unset in normal use.
 _PAUSE_ENV = "GNNCA_FAULT_PAUSE_BEFORE_RENAME"

@@ -173,16 +173,23 @@ def to_data(
 
 
 class BagDataset(torch.utils.data.Dataset):
-    """In-memory list of :class:`BagData` (molecule graphs cached by the featuriser)."""
+    """Bags as :class:`BagData`, precomputed in memory or built on access (``lazy``)."""
 
-    def __init__(self, examples: Sequence[BagExample], feat: Featurizer, vocab: ExtraVocab) -> None:
+    def __init__(
+        self, examples: Sequence[BagExample], feat: Featurizer, vocab: ExtraVocab, lazy: bool = False
+    ) -> None:
         self.examples = list(examples)
-        self.data = [to_data(ex, feat, vocab, i) for i, ex in enumerate(self.examples)]
+        self.feat, self.vocab = feat, vocab
+        # lazy: build each bag's tensors on access (molecule graphs stay cached by the featuriser), so memory
+        # grows with the number of examples, not with their tensors -- what a paper-size x5 split needs.
+        self.data = None if lazy else [to_data(ex, feat, vocab, i) for i, ex in enumerate(self.examples)]
 
     def __len__(self) -> int:
-        return len(self.data)
+        return len(self.examples)
 
     def __getitem__(self, i: int) -> BagData:
+        if self.data is None:
+            return to_data(self.examples[i], self.feat, self.vocab, i)
         return self.data[i]
 
 

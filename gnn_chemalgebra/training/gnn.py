@@ -21,9 +21,10 @@ from ..errors import InputError
 from ..inference.predictor import Predictor
 from ..models.gnn import build_model, model_hparams
 from ..models.losses import compute_losses
+from . import distributed
 from .checkpoint import load_checkpoint, save_checkpoint
 from .device import autocast, seed_everything, select_device
-from .logging import RunLogger, progress
+from .logging import NullLogger, RunLogger, progress
 
 
 def versions() -> dict[str, str]:
@@ -79,24 +80,19 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
     seed = int(tcfg.get("seed", 0))
     seed_everything(seed)
     device = select_device(str(tcfg.get("device", "auto")))
+    dist_info = distributed.init(device)
     props = variant_props(dcfg["variant"])
     repr_, vtype = str(props["repr"]), int(props["type"])
 
     last = run_dir / "last.pt"
     ck = load_checkpoint(last) if resume and last.exists() else None
-    train_ex = load_examples(
-        dcfg["dir"], dcfg["variant"], dcfg.get("train_split", "train"), dcfg.get("limit")
-    )
-    val_ex = load_examples(
-        dcfg["dir"], dcfg["variant"], dcfg.get("val_split", "valid"), dcfg.get("val_limit")
-    )
+    train_ex = load_examples(dcfg["dir"], dcfg["variant"], dcfg.get("train_split", "train"), dcfg.get("limit"))
+    val_ex = load_examples(dcfg["dir"], dcfg["variant"], dcfg.get("val_split", "valid"), dcfg.get("val_limit"))
     feat = Featurizer(repr_)
     if ck is not None:
         vocab = ExtraVocab(ck["featurizer"]["vocab"][1:])
     else:
-        vocab = ExtraVocab.build(
-            train_ex, int(mcfg.get("vocab_size", 512)), int(mcfg.get("vocab_min_count", 1))
-        )
+        vocab = ExtraVocab.build(train_ex, int(mcfg.get("vocab_size", 512)), int(mcfg.get("vocab_min_count", 1)))
     hp = model_hparams(mcfg, feat.settings(), len(vocab))
     model = build_model(hp, vocab_compositions(vocab, feat)).to(device)
     opt = torch.optim.AdamW(
@@ -113,17 +109,26 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
         _restore_rng(ck["meta"], ck, gen)
 
     t0 = time.perf_counter()
-    train_ds = BagDataset(train_ex, feat, vocab)
-    val_ds = BagDataset(val_ex, feat, vocab)
+    lazy = bool(dcfg.get("lazy", False))  # featurise on access: memory grows with examples, not graphs
+    train_ds = BagDataset(train_ex, feat, vocab, lazy=lazy)
+    val_ds = BagDataset(val_ex, feat, vocab, lazy=lazy)
     featurize_s = time.perf_counter() - t0
     bs = int(tcfg.get("batch_size", 32))
-    loader = DataLoader(train_ds, batch_size=bs, shuffle=True, generator=gen)
+    # One seeded permutation per epoch shared by all ranks (rank r takes every N-th index); with a single
+    # process the loader's generator shuffles as before, so single runs and resumes are unchanged.
+    use_sampler = dist_info.enabled or tcfg.get("sampler") == "distributed"  # the latter: compare with N ranks
+    sampler = distributed.sampler(train_ds, dist_info, seed) if use_sampler else None
+    if sampler is not None:
+        loader = DataLoader(train_ds, batch_size=bs, sampler=sampler)
+    else:
+        loader = DataLoader(train_ds, batch_size=bs, shuffle=True, generator=gen)
+    net = distributed.wrap(model, dist_info, device)
     weights = {"mass_balance": float(tcfg.get("mass_balance_weight", 0.0))}
     predictor = Predictor(model, feat, vocab, vtype, device)
     epochs, patience = int(tcfg.get("epochs", 10)), int(tcfg.get("patience", 5))
     clip = float(tcfg.get("grad_clip", 1.0))
     use_amp = bool(tcfg.get("amp", True))
-    log = RunLogger(run_dir, tensorboard=bool(tcfg.get("tensorboard", True)))
+    log = RunLogger(run_dir, tensorboard=bool(tcfg.get("tensorboard", True))) if dist_info.is_main else NullLogger()
     show = bool(tcfg.get("progress", True))
     fz = {**feat.settings(), "vocab": vocab.items}
     history: list[dict[str, Any]] = []
@@ -138,13 +143,15 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
         start_epoch = epochs  # a budget-stopped run is finished; --resume does not train further
     try:
         for epoch in range(start_epoch, epochs):
+            if sampler is not None:
+                sampler.set_epoch(epoch)
             model.train()
             sums: dict[str, float] = {}
             n_seen, te = 0, time.perf_counter()
             for batch in progress(loader, f"epoch {epoch}", show):
                 batch = batch.to(device)
                 with autocast(device, use_amp):
-                    out = model(batch)
+                    out = net(batch)
                 losses = compute_losses(out, batch, model, weights)
                 opt.zero_grad(set_to_none=True)
                 losses["total"].backward()
@@ -155,14 +162,24 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
                 n_seen += int(batch.num_graphs)
                 for k, v in losses.items():
                     sums[k] = sums.get(k, 0.0) + float(v.detach()) * int(batch.num_graphs)
-                if (max_s and time.perf_counter() - t_start > max_s) or (max_steps and step >= max_steps):
+                stop = bool((max_s and time.perf_counter() - t_start > max_s) or (max_steps and step >= max_steps))
+                if max_s and dist_info.enabled:
+                    stop = distributed.broadcast_flag(stop, dist_info)  # every rank stops at the same step
+                if stop:
                     out_of_budget = True
                     break
             train_s = time.perf_counter() - te
+            if dist_info.enabled:
+                sums = distributed.all_reduce_sums({**sums, "_n": float(n_seen)}, dist_info)
+                n_seen = int(sums.pop("_n"))
             tr = {k: v / max(n_seen, 1) for k, v in sums.items()}
             tr["reactions_per_s"] = n_seen / max(train_s, 1e-9)
             log.scalars({k: v for k, v in tr.items() if k != "penalty"}, epoch, "train")
             log.scalars({"mass_balance_penalty": tr.get("penalty", 0.0)}, epoch, "train")
+            if not dist_info.is_main:  # rank 0 validates and checkpoints; the others follow its decision
+                if distributed.broadcast_flag(False, dist_info) or out_of_budget:
+                    break
+                continue
             val = evaluate(predictor, val_ds, repr_, bs)
             log.scalars(val, epoch, "val")
             improved = val["EM"] > best_em
@@ -199,10 +216,13 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
             if improved:
                 save_checkpoint(run_dir / "best.pt", state)
             save_checkpoint(last, state)
-            if bad >= patience or out_of_budget:
+            stop_now = distributed.broadcast_flag(bad >= patience or out_of_budget, dist_info)
+            if stop_now:
                 break
     finally:
         log.close()
+        distributed.barrier(dist_info)
+        distributed.shutdown()
     summary = {
         "run_dir": str(run_dir),
         "device": str(device),
@@ -217,5 +237,7 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
         "train_s": time.perf_counter() - t_start,
         "out_of_budget": out_of_budget,
     }
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    summary["world_size"] = dist_info.world_size
+    if dist_info.is_main:
+        (run_dir / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
     return summary

@@ -40,5 +40,15 @@ class RunLogger:
         self._jsonl.close()
 
 
+class NullLogger:
+    """What ranks other than 0 log to: nothing (only rank 0 writes files)."""
+
+    def scalars(self, values: dict[str, Any], step: int, prefix: str = "") -> None:
+        return None
+
+    def close(self) -> None:
+        return None
+
+
 def progress(it: Iterable, desc: str, enabled: bool = True, total: int | None = None) -> Iterable:
     return tqdm(it, desc=desc, total=total, disable=not enabled or not sys.stderr.isatty(), leave=False)
