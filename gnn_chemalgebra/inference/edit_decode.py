@@ -36,6 +36,7 @@ from torch_geometric.data import Batch
 from ..chem.composition import mol_composition
 from ..chem.edits import NONE, EditLabelError, EditLabels, apply_edits, leftover_from_composition
 from ..data.edit_dataset import (
+    BOND_VALENCE,
     EDIT_FEATURIZER_VERSION,
     Q_ZERO,
     EditData,
@@ -154,8 +155,9 @@ def decode_reaction(
     n_uncertain: int = 10,
     width: int = 0,
     max_tries: int = 0,
-    flip_margin: float = 0.4,
+    flip_margin: float = 0.5,
     conserve: bool = True,
+    repair: bool = True,
 ) -> list[EditCandidate]:
     """Top ``beam`` valid product sets of one reaction (``out``: the model's outputs for this reaction only).
 
@@ -165,7 +167,9 @@ def decode_reaction(
     (three times as many while none is valid), which bounds the time per reaction. ``conserve`` drops
     candidates whose products hold an atom (charge-tagged label, explicit H) beyond the reactants, or leave a
     difference that no leftover chain can carry: no gold base reaction does either, so such a candidate can
-    neither be right nor balanced.
+    neither be right nor balanced. ``repair``: a choice that leaves an atom with negative hydrogens (a bond
+    formed at an atom without H) also breaks or lowers that atom's most likely existing bond (its leaving
+    group), paying that option's log-probability (see :func:`_repair`).
     """
     factors, cur_of = _factors(out, data, n_nonbond, 3)
     base = sum(f.options[0][1] for f in factors)
@@ -177,6 +181,11 @@ def decode_reaction(
     spare = 2 * tries  # extra tries while nothing valid has been found yet
     r_comp = _composition(reactants) if conserve else None
     h_count = [a.GetTotalNumHs() for s in reactants for a in Chem.MolFromSmiles(s).GetAtoms()]
+    incident: dict[int, list[int]] = {}
+    for k, f in enumerate(factors):
+        if f.kind == "pair" and cur_of[f.key] != NONE:
+            for g in f.key:
+                incident.setdefault(g, []).append(k)
     states = iter(_kbest(factors, n_uncertain, width or max(8 * beam, 48)))
     pending: list[tuple[float, int, EditLabels]] = []  # heap of (-score, tie-break, labels)
     tick = itertools.count()
@@ -185,14 +194,21 @@ def decode_reaction(
         if nxt is not None and (not pending or base + nxt[0] >= -pending[0][0]):
             delta, choice = nxt
             nxt = next(states, None)
+            fixed = _repair(factors, choice, cur_of, h_count, incident) if repair else (choice, 0.0)
+            if fixed is None:
+                continue
+            choice, extra = fixed
             built = _state_labels(factors, choice, cur_of, n_atoms, n_react, p_prod, h_count)
             if built is None:
                 continue
             labels, sel_lp, flip = built
-            score = base + delta + sel_lp
+            score = base + delta + extra + sel_lp
             if flip is not None and abs(flip[1]) < flip_margin:
                 alt = replace(labels, product_atoms=flip[0])
                 heapq.heappush(pending, (-(score + flip[2]), next(tick), alt))
+            if extra < 0:  # a repaired choice scores lower than its place in the stream: queue it
+                heapq.heappush(pending, (-score, next(tick), labels))
+                continue
         else:
             neg, _, labels = heapq.heappop(pending)
             score = -neg
@@ -232,6 +248,62 @@ def _balances(reactants: Sequence[str], products: Sequence[str], r_comp: Counter
         return False
 
 
+def _assign(
+    factors: Sequence[_Factor], choice: dict[int, int], cur_of: dict[tuple[int, int], int]
+) -> tuple[list[tuple[int, int, int]], dict[int, int], dict[int, int]]:
+    """Changed bonds, H-residual classes and charge classes of one joint choice."""
+    bonds, h_cls, q_cls = [], {}, {}
+    for k, f in enumerate(factors):
+        c = f.options[choice.get(k, 0)][0]
+        if f.kind == "pair":
+            if c != cur_of[f.key]:
+                bonds.append((*f.key, c))
+        elif f.kind == "h":
+            h_cls[f.key] = c
+        else:
+            q_cls[f.key] = c
+    return sorted(bonds), h_cls, q_cls
+
+
+def _repair(
+    factors: Sequence[_Factor],
+    choice: dict[int, int],
+    cur_of: dict[tuple[int, int], int],
+    h_count: Sequence[int],
+    incident: dict[int, list[int]],
+    rounds: int = 3,
+) -> tuple[dict[int, int], float] | None:
+    """Valence repair (rexgen enforces valences too): while an atom would end with negative hydrogens, lower
+    the order of its existing bond whose lower-order option costs least. Returns ``(choice, log-prob change)``,
+    or ``None`` when no incident bond can give the valence back."""
+    choice = dict(choice)
+    extra = 0.0
+    for _ in range(rounds + 1):
+        bonds, h_cls, _ = _assign(factors, choice, cur_of)
+        dv = valence_change(EditLabels(n_atoms=[], bonds=bonds), cur_of)
+        bad = None
+        for g, d in dv.items():
+            dh = h_delta_from_residual(h_cls[g], d)
+            if dh is not None and h_count[g] + dh < 0:
+                bad = g
+                break
+        if bad is None:
+            return choice, extra
+        best: tuple[float, int, int] | None = None
+        for k in incident.get(bad, []):
+            f = factors[k]
+            o_now = choice.get(k, 0)
+            c_now, lp_now = f.options[o_now]
+            for o, (c, lp) in enumerate(f.options):
+                if BOND_VALENCE[c] < BOND_VALENCE[c_now] and (best is None or lp - lp_now > best[0]):
+                    best = (lp - lp_now, k, o)
+        if best is None:
+            return None
+        extra += best[0]
+        choice[best[1]] = best[2]
+    return None
+
+
 def _state_labels(
     factors: Sequence[_Factor],
     choice: dict[int, int],
@@ -247,17 +319,8 @@ def _state_labels(
     ``None`` when the choice is inconsistent before RDKit sees it (half an aromatic edit, or an atom left
     with fewer than zero hydrogens: a bond formed at an atom without H and nothing broken there), so that
     such choices do not use up the decoder's tries."""
-    bonds, h_cls, q_cls = [], {}, {}
-    for k, f in enumerate(factors):
-        c = f.options[choice.get(k, 0)][0]
-        if f.kind == "pair":
-            if c != cur_of[f.key]:
-                bonds.append((*f.key, c))
-        elif f.kind == "h":
-            h_cls[f.key] = c
-        else:
-            q_cls[f.key] = c
-    labels = EditLabels(n_atoms=list(n_atoms), bonds=sorted(bonds))
+    bonds, h_cls, q_cls = _assign(factors, choice, cur_of)
+    labels = EditLabels(n_atoms=list(n_atoms), bonds=bonds)
     dv = valence_change(labels, cur_of)
     for g in range(n_react):
         dh = h_delta_from_residual(h_cls[g], dv.get(g, 0.0))
