@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ..chem.edits import EditLabelError, leftover_composition, leftover_from_composition
-from .edit_decode import EditPredictor, load_predictor
+from .edit_decode import EditCandidate, EditPredictor, load_predictor
 
 
 def new_products_for_bag(
@@ -28,17 +28,37 @@ def new_products_for_bag(
     them, the leftover chain (computed with *all* predicted main products, last in the list). Main products
     that are copies of an input molecule are dropped when ``drop_input_copies`` (the role head already
     accounts for them as products already present). Sets that become identical after that are merged (the
-    best score is kept). Every set balances the reactants exactly: the decoder never returns products with an
-    atom beyond the reactants, and a difference that no valid chain can carry drops the candidate (the decoder
-    is asked for ``2 * beam`` candidates so that such drops rarely shorten the list). ``[]`` when the edit
-    model finds no valid product (e.g. unparsable input).
+    best score is kept). Every set balances the reactants exactly: the decoder only returns products whose
+    atoms the reactants hold and whose difference a valid leftover chain carries (``conserve``). ``[]`` when
+    the edit model finds no valid product (e.g. unparsable input).
     """
+    return new_products_for_bags(
+        [(reactant_smiles, reagent_smiles)], beam, checkpoint=checkpoint, drop_input_copies=drop_input_copies
+    )[0]
+
+
+def new_products_for_bags(
+    bags: Sequence[tuple[Sequence[str], Sequence[str]]],
+    beam: int = 5,
+    *,
+    checkpoint: str | Path | EditPredictor | None = None,
+    drop_input_copies: bool = True,
+    batch_size: int = 32,
+) -> list[list[tuple[list[str], float]]]:
+    """:func:`new_products_for_bag` for many ``(reactants, reagents)`` at once (the model runs batched)."""
     pred = load_predictor(checkpoint)
-    reactants, reagents = list(reactant_smiles), list(reagent_smiles)
+    bags = [(list(r), list(g)) for r, g in bags]
+    cands = pred.predict(bags, beam=beam, batch_size=batch_size)
+    return [_with_leftover(r, g, cs, beam, drop_input_copies) for (r, g), cs in zip(bags, cands, strict=True)]
+
+
+def _with_leftover(
+    reactants: list[str], reagents: list[str], cands: Sequence[EditCandidate], beam: int, drop_input_copies: bool
+) -> list[tuple[list[str], float]]:
     inputs = set(reactants) | set(reagents)
     out: list[tuple[list[str], float]] = []
     seen: set[tuple[str, ...]] = set()
-    for cand in pred.predict([(reactants, reagents)], beam=2 * beam)[0]:
+    for cand in cands:
         try:
             left = leftover_from_composition(reactants, cand.products)
             if left is None and leftover_composition(reactants, cand.products):
