@@ -111,7 +111,7 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
     t0 = time.perf_counter()
     lazy = bool(dcfg.get("lazy", False))  # featurise on access: memory grows with examples, not graphs
     train_ds = BagDataset(train_ex, feat, vocab, lazy=lazy)
-    val_ds = BagDataset(val_ex, feat, vocab, lazy=lazy)
+    val_ds = BagDataset(val_ex, feat, vocab)  # validation is small and decoded from precomputed bags
     featurize_s = time.perf_counter() - t0
     bs = int(tcfg.get("batch_size", 32))
     # One seeded permutation per epoch shared by all ranks (rank r takes every N-th index); with a single

@@ -30,3 +30,21 @@ def test_seed_everything_repeats_draws() -> None:
     seed_everything(3)
     b = (torch.rand(3), np.random.rand(3))
     assert torch.equal(a[0], b[0]) and np.array_equal(a[1], b[1])
+
+
+@pytest.mark.integration
+def test_lazy_dataset_trains_like_the_in_memory_one(tmp_path) -> None:
+    from gnn_chemalgebra.config import load_config
+    from gnn_chemalgebra.data.dataset import write_toy_variant
+    from gnn_chemalgebra.training.run import train
+
+    write_toy_variant(tmp_path / "toy", "ChemAlgebra_F_T1_x1", {"train": 32, "valid": 8})
+    runs = {}
+    for lazy in (False, True):
+        cfg = load_config(
+            "configs/gnn_tiny.yaml",
+            [f"data.dir={tmp_path / 'toy'}", f"run_dir={tmp_path / str(lazy)}", "train.epochs=2",
+             f"data.lazy={str(lazy).lower()}", "train.tensorboard=false"],
+        )  # fmt: skip
+        runs[lazy] = [h["train"]["total"] for h in train(cfg)["history"]]
+    assert runs[True] == pytest.approx(runs[False], rel=1e-6)
