@@ -56,8 +56,14 @@ def run_config(args: argparse.Namespace, variant: str, model: str, task: str, ru
     minutes = args.minutes_x5 if x == 5 else args.minutes_x1
     if model == "gnn_naive":
         minutes = args.naive_minutes
+    extra: list[str] = []
     if task == "cross":
         minutes *= args.cross_factor
+        std_done = run_dir.parent / f"{model}_std" / "DONE"
+        if args.cross_steps_like_std and std_done.exists():
+            # the same number of optimiser steps as the standard model, not the same (contended) wall clock
+            steps = int(json.loads(std_done.read_text())["steps"])
+            minutes, extra = 0, [f"train.max_steps={steps}"]
     return load_config(
         args.config,
         [
@@ -69,6 +75,7 @@ def run_config(args: argparse.Namespace, variant: str, model: str, task: str, ru
             f"model.name={MODELS[model]}",
             f"train.max_minutes={minutes}",
             f"train.num_threads={args.threads}",
+            *extra,
             *args.set,
         ],
     )
@@ -82,7 +89,7 @@ def ensure_trained(args: argparse.Namespace, variant: str, model: str, task: str
     cfg = run_config(args, variant, model, task, run_dir)
     resume = (run_dir / "last.pt").exists()
     log(f"train {variant_short(variant)} {model} {task} ({'resume' if resume else 'fresh'}, "
-        f"{cfg['train']['max_minutes']} min)")
+        f"{cfg['train']['max_minutes']} min, {cfg['train'].get('max_steps') or 'no'} step cap)")
     t0 = time.perf_counter()
     summary = train_gnn(cfg, resume=resume)
     summary["wall_s"] = time.perf_counter() - t0
@@ -388,6 +395,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--naive-minutes", type=float, default=1.5)
     ap.add_argument("--cross-factor", type=float, default=0.75, help="budget multiplier of the cross runs")
     ap.add_argument("--naive-cross", action="store_true", help="also train/score the naive head's cross model")
+    ap.add_argument(
+        "--cross-steps-like-std", action="store_true",
+        help="train a cross model for as many optimiser steps as its standard model (equal compute, not equal "
+        "wall clock on a shared CPU)",
+    )
     ap.add_argument(
         "--naive-limit", type=int, default=0,
         help="score the naive ablation on the first N lines of each test set only (0 = all)",
