@@ -227,13 +227,19 @@ def decode_reaction(
     return results
 
 
+@functools.lru_cache(maxsize=65536)
+def _mol_comp(smiles: str) -> tuple[tuple[str, int], ...]:
+    """Composition of one molecule, cached: candidates of a reaction share most of their products."""
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None:
+        raise EditLabelError("unparsable_mapped_smiles", smiles)
+    return tuple(mol_composition(mol).items())
+
+
 def _composition(smiles: Sequence[str]) -> Counter:
     total: Counter = Counter()
     for s in smiles:
-        mol = Chem.MolFromSmiles(s)
-        if mol is None:
-            raise EditLabelError("unparsable_mapped_smiles", s)
-        total.update(mol_composition(mol))
+        total.update(dict(_mol_comp(s)))
     return total
 
 
