@@ -288,7 +288,8 @@ def table(records: list[dict[str, Any]]) -> str:
             ce_nv = ceiling_for(c, nv["n"] if nv else None) or float("nan")
             gn = g["EM"] / ce if g and ce else float("nan")
             nn_ = nv["EM"] / ce_nv if nv and ce_nv else float("nan")
-            norms[s] = (g["EM"] if g else float("nan"), gn)
+            if g is not None:
+                norms[s] = (g["EM"], gn)
 
             def f(x: Any, nd: int = 2) -> str:
                 return "-" if x is None or x != x else f"{x:.{nd}f}"
