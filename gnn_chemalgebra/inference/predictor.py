@@ -21,9 +21,9 @@ from ..chem.bag import Term, format_bag
 from ..chem.composition import CHARGE_KEY
 from ..chem.formula import write_formula
 from ..chem.molecule import composition
-from ..errors import ChemAlgebraError
 from ..data.dataset import BagExample, ExtraVocab, to_data, vocab_compositions
 from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, ROLE_NU, Featurizer
+from ..errors import ChemAlgebraError
 from ..models.gnn import CHARGE_SHIFT, build_model, model_hparams
 from ..training.checkpoint import load_checkpoint
 from .decode import Decoded, decode_bag
