@@ -109,7 +109,7 @@ def _side_composition(mols: list[Chem.Mol]) -> Counter:
 
 
 def process_reaction(raw: RawReaction) -> dict[str, Any]:
-    """Separate, balance and record one reaction. Returns ``{"ok": True, ...}`` or ``{"ok": False, "reason"}``."""
+    """Separate, balance and record one reaction: ``{"ok": True, ...}`` or ``{"ok": False, "reason": ...}``."""
     base = {"mit_index": raw.index}
     if ">>" not in raw.mapped:
         return {**base, "ok": False, "reason": SKIP_MALFORMED, "detail": "no '>>' in the reaction SMILES"}
