@@ -206,7 +206,7 @@ def train_cmd(
 def predict_cmd(
     input: str = typer.Argument(..., help="File with one reaction per line, or '-' for stdin."),
     checkpoint: Path = typer.Option(None, "--checkpoint", help="GNN checkpoint (default: $GNNCA_CHECKPOINT "
-                                    "or checkpoints/gnn_default.pt)."),
+                                    "or the bundled gnn_chemalgebra/checkpoints/gnn_default.pt)."),
     repr: str = typer.Option(None, "--repr", help="smiles | formula (default: detected)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line: roles, extent, confidences."),
     draw: Path = typer.Option(None, "--draw", help="Draw the predicted reaction(s) to this PNG (SMILES only)."),

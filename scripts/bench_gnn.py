@@ -10,7 +10,7 @@ input (element counts and net charge, coefficient-weighted).
 
 Example::
 
-    python scripts/bench_gnn.py --built built/full --variant ChemAlgebra_F_T1_x1 --checkpoint checkpoints/gnn_default.pt
+    python scripts/bench_gnn.py --built built/full --variant ChemAlgebra_F_T1_x1 --checkpoint gnn_chemalgebra/checkpoints/gnn_default.pt
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--built", default="built/full")
     ap.add_argument("--variant", default="ChemAlgebra_F_T1_x1")
-    ap.add_argument("--checkpoint", default="checkpoints/gnn_default.pt")
+    ap.add_argument("--checkpoint", default="gnn_chemalgebra/checkpoints/gnn_default.pt")
     ap.add_argument("--config", default="configs/gnn_bench.yaml")
     ap.add_argument("--n", type=int, default=1000, help="lines in the prediction file")
     ap.add_argument("--train-lines", type=int, default=3000)

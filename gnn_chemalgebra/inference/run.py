@@ -19,7 +19,7 @@ from ..errors import ChemistryError, InputError
 from .decode import guess_coef_set
 
 _ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[2] / "checkpoints" / "gnn_default.pt"
+DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "checkpoints" / "gnn_default.pt"  # package data
 
 
 def default_checkpoint() -> Path:
