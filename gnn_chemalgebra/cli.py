@@ -78,25 +78,15 @@ def data_verify(folder: Path = typer.Argument(..., help="A folder written by 'gn
 @app.command("evaluate")
 @friendly_errors
 def evaluate(
-    pred: Annotated[
-        Path | None, typer.Option("--pred", help="Prediction file (--beam N lines per example).")
-    ] = None,
+    pred: Annotated[Path | None, typer.Option("--pred", help="Prediction file (--beam N lines per example).")] = None,
     tgt: Annotated[Path | None, typer.Option("--tgt", help="Target (reference) file.")] = None,
     src: Annotated[Path | None, typer.Option("--src", help="Source file: enables BAL/DEF/EXC/D+E.")] = None,
-    repr: Annotated[
-        str | None, typer.Option("--repr", help="smiles or formula (folder mode: inferred).")
-    ] = None,
+    repr: Annotated[str | None, typer.Option("--repr", help="smiles or formula (folder mode: inferred).")] = None,
     beam: Annotated[int, typer.Option("--beam", help="Consecutive prediction lines per example.")] = 1,
-    mode: Annotated[
-        str, typer.Option("--mode", help="paper (authors' scorer) or strict (defects fixed).")
-    ] = "paper",
-    as_json: Annotated[
-        bool, typer.Option("--json", help="Print one JSON document instead of a table.")
-    ] = False,
+    mode: Annotated[str, typer.Option("--mode", help="paper (authors' scorer) or strict (defects fixed).")] = "paper",
+    as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")] = False,
     pred_dir: Annotated[Path | None, typer.Option("--pred-dir", help="Folder with pred-test_*.txt.")] = None,
-    data_dir: Annotated[
-        Path | None, typer.Option("--data-dir", help="Variant folder with tgt-/src-*.txt.")
-    ] = None,
+    data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Variant folder with tgt-/src-*.txt.")] = None,
 ) -> None:
     """Score predictions with the ChemAlgebra metrics (EM, JAC, F1, molecule-only, validity, top-k)."""
     from .errors import InputError
@@ -154,9 +144,7 @@ def balance_cmd(
 @friendly_errors
 def ceiling_cmd(
     folder: Annotated[Path, typer.Argument(help="A folder written by 'gnnca data build'.")],
-    variant: Annotated[
-        str | None, typer.Option("--variant", help="One variant, e.g. F_T2_x1 (default: all).")
-    ] = None,
+    variant: Annotated[str | None, typer.Option("--variant", help="One variant, e.g. F_T2_x1 (default: all).")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the records as a JSON list.")] = False,
 ) -> None:
     """Exact oracle (Type 1) and Bayes ceiling (Type 2) EM per test setting, plus a nu/xi recovery check."""
@@ -205,8 +193,11 @@ def train_cmd(
 @friendly_errors
 def predict_cmd(
     input: str = typer.Argument(..., help="File with one reaction per line, or '-' for stdin."),
-    checkpoint: Path = typer.Option(None, "--checkpoint", help="GNN checkpoint (default: $GNNCA_CHECKPOINT "
-                                    "or the bundled gnn_chemalgebra/checkpoints/gnn_default.pt)."),
+    checkpoint: Path = typer.Option(
+        None,
+        "--checkpoint",
+        help="GNN checkpoint (default: $GNNCA_CHECKPOINT or the bundled gnn_chemalgebra/checkpoints/gnn_default.pt).",
+    ),
     repr: str = typer.Option(None, "--repr", help="smiles | formula (default: detected)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line: roles, extent, confidences."),
     draw: Path = typer.Option(None, "--draw", help="Draw the predicted reaction(s) to this PNG (SMILES only)."),
@@ -236,8 +227,9 @@ def predict_cmd(
     else:
         with open(input, encoding="utf-8") as fh:
             lines, name = fh.read().splitlines(), input
-    res = predict_lines(lines, predictor, source_name=name, repr=repr, coef_set=coef_set,
-                        skip_invalid=skip_invalid, beam=beam)
+    res = predict_lines(
+        lines, predictor, source_name=name, repr=repr, coef_set=coef_set, skip_invalid=skip_invalid, beam=beam
+    )
     for r in res.records:
         typer.echo(json.dumps(r) if as_json else r["prediction"])
     if draw is not None:

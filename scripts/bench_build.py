@@ -67,9 +67,7 @@ def main() -> None:
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             result["full_build_s"] = round(time.perf_counter() - t, 1)
         # ru_maxrss of children is the largest single child (the build's main process or one worker), in KiB
-        result["full_build_peak_rss_mib"] = round(
-            resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1
-        )
+        result["full_build_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
     print("| reactions | workers | plain loop (rxn/s) | builder (rxn/s) | speed-up |")
     print("|---|---|---|---|---|")
     print(

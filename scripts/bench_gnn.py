@@ -10,7 +10,8 @@ input (element counts and net charge, coefficient-weighted).
 
 Example::
 
-    python scripts/bench_gnn.py --built built/full --variant ChemAlgebra_F_T1_x1 --checkpoint gnn_chemalgebra/checkpoints/gnn_default.pt
+    python scripts/bench_gnn.py --built built/full --variant ChemAlgebra_F_T1_x1 \
+        --checkpoint gnn_chemalgebra/checkpoints/gnn_default.pt
 """
 
 from __future__ import annotations
@@ -112,12 +113,30 @@ def main(argv: list[str] | None = None) -> int:
             run_dir = tmpd / f"train{r}"
             out = tmpd / f"train{r}.json"
             cmd = [
-                *GNNCA, "train", "--config", args.config,
-                "--set", f"data.dir={args.built}", "--set", f"data.variant={args.variant}",
-                "--set", f"run_dir={run_dir}", "--set", f"data.limit={args.train_lines}",
-                "--set", "data.val_limit=200", "--set", f"train.max_steps={args.train_steps}",
-                "--set", "train.max_minutes=0", "--set", "train.num_threads=1",
-                "--set", "train.tensorboard=false", "--set", "train.progress=false",
+                *GNNCA,
+                "train",
+                "--config",
+                args.config,
+                "--set",
+                f"data.dir={args.built}",
+                "--set",
+                f"data.variant={args.variant}",
+                "--set",
+                f"run_dir={run_dir}",
+                "--set",
+                f"data.limit={args.train_lines}",
+                "--set",
+                "data.val_limit=200",
+                "--set",
+                f"train.max_steps={args.train_steps}",
+                "--set",
+                "train.max_minutes=0",
+                "--set",
+                "train.num_threads=1",
+                "--set",
+                "train.tensorboard=false",
+                "--set",
+                "train.progress=false",
             ]
             _, m, rc, err = run_measured(cmd, out)
             if rc:

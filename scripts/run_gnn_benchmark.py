@@ -88,8 +88,10 @@ def ensure_trained(args: argparse.Namespace, variant: str, model: str, task: str
         return run_dir
     cfg = run_config(args, variant, model, task, run_dir)
     resume = (run_dir / "last.pt").exists()
-    log(f"train {variant_short(variant)} {model} {task} ({'resume' if resume else 'fresh'}, "
-        f"{cfg['train']['max_minutes']} min, {cfg['train'].get('max_steps') or 'no'} step cap)")
+    log(
+        f"train {variant_short(variant)} {model} {task} ({'resume' if resume else 'fresh'}, "
+        f"{cfg['train']['max_minutes']} min, {cfg['train'].get('max_steps') or 'no'} step cap)"
+    )
     t0 = time.perf_counter()
     summary = train_gnn(cfg, resume=resume)
     summary["wall_s"] = time.perf_counter() - t0
@@ -113,12 +115,18 @@ def _record_errors(exs: list, recs: list[dict[str, Any]], em_flags: list[bool]) 
             any_wrong[k] += not v
         if not ok:
             cause = (
-                "roles" if not roles_ok else "leftover" if not left_ok else "main" if not main_ok
-                else "extent" if not ext_ok else "other"
+                "roles"
+                if not roles_ok
+                else "leftover"
+                if not left_ok
+                else "main"
+                if not main_ok
+                else "extent"
+                if not ext_ok
+                else "other"
             )
             first[cause] += 1
-    return {"n": len(exs), "n_fail": sum(not f for f in em_flags), "first_cause": dict(first),
-            "wrong": dict(any_wrong)}
+    return {"n": len(exs), "n_fail": sum(not f for f in em_flags), "first_cause": dict(first), "wrong": dict(any_wrong)}
 
 
 def predict_and_score(
@@ -144,9 +152,7 @@ def predict_and_score(
             lines = [r["prediction"] for r in recs]
             atomic_write_lines(p_file, lines)
             if model == "gnn":
-                flags = [
-                    evaluate_lines([ln], [t], repr_)["EM"] == 100.0 for ln, t in zip(lines, tgts, strict=True)
-                ]
+                flags = [evaluate_lines([ln], [t], repr_)["EM"] == 100.0 for ln, t in zip(lines, tgts, strict=True)]
                 err = _record_errors(exs, recs, flags)
                 err["balanced"] = sum(bool(r["balanced"]) for r in recs)
                 atomic_write_json(e_file, err)
@@ -397,12 +403,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cross-factor", type=float, default=0.75, help="budget multiplier of the cross runs")
     ap.add_argument("--naive-cross", action="store_true", help="also train/score the naive head's cross model")
     ap.add_argument(
-        "--cross-steps-like-std", action="store_true",
+        "--cross-steps-like-std",
+        action="store_true",
         help="train a cross model for as many optimiser steps as its standard model (equal compute, not equal "
         "wall clock on a shared CPU)",
     )
     ap.add_argument(
-        "--naive-limit", type=int, default=0,
+        "--naive-limit",
+        type=int,
+        default=0,
         help="score the naive ablation on the first N lines of each test set only (0 = all)",
     )
     ap.add_argument("--threads", type=int, default=1)

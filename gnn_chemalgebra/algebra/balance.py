@@ -115,9 +115,7 @@ def parse_equation(text: str, repr: Repr = "formula") -> Equation:
     """Split a user equation string into reactant and product species (see module docstring)."""
     parts = (_ARROW_SMILES if repr == "smiles" else _ARROW).split(text.strip())
     if len(parts) != 2:
-        raise InputError(
-            "an equation needs exactly one arrow ('->', '=>', '>>', '=' or '→')", term=text.strip()
-        )
+        raise InputError("an equation needs exactly one arrow ('->', '=>', '>>', '=' or '→')", term=text.strip())
     left, g1 = _split_side(parts[0], repr)
     right, g2 = _split_side(parts[1], repr)
     return Equation(left, right, g1 + g2)
@@ -154,11 +152,7 @@ def balance(reactants: list[str], products: list[str], repr: Repr = "formula") -
             x = [-v for v in x]
         if not all(v > 0 for v in x):
             zero = [m for m, v in zip(reactants + products, x, strict=True) if v == 0]
-            why = (
-                f"{', '.join(zero)} cannot take part"
-                if zero
-                else "the only balancing needs a negative coefficient"
-            )
+            why = f"{', '.join(zero)} cannot take part" if zero else "the only balancing needs a negative coefficient"
             raise BalanceError(f"impossible: no balancing with all coefficients positive ({why})")
         return Balanced(list(reactants), list(products), x, [_signed(x, nr)])
     return Balanced(list(reactants), list(products), None, [_signed(x, nr) for x in basis])

@@ -89,9 +89,7 @@ def apply_extent(
     return out
 
 
-def _apply_with_roles(
-    source: Sequence[Term], nu: Mapping[str, int], xi: int, roles: Sequence[str]
-) -> list[Term]:
+def _apply_with_roles(source: Sequence[Term], nu: Mapping[str, int], xi: int, roles: Sequence[str]) -> list[Term]:
     if len(roles) != len(source):
         raise BalanceError(f"{len(roles)} roles for {len(source)} source terms")
     out: list[Term] = []

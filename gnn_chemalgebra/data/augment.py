@@ -86,9 +86,7 @@ def check_identity(draw: Draw, nu: dict[str, int]) -> bool:
     return True
 
 
-def draw_record(
-    draw: Draw, rxn_id: int, bal_split: str, coef_set_name: str, nu: dict[str, int]
-) -> dict[str, Any]:
+def draw_record(draw: Draw, rxn_id: int, bal_split: str, coef_set_name: str, nu: dict[str, int]) -> dict[str, Any]:
     """The sidecar (meta) record of one generated line; see ``data.layout``."""
     return {
         "rxn": rxn_id,

@@ -121,9 +121,7 @@ def _generate(
         for _ in range(reps):
             d = draw(base, coef_set, rng)
             if not check_identity(d, nu):  # pragma: no cover - a generator bug, never data
-                raise ChemAlgebraError(
-                    f"{variant}/{split}: target != source + xi*nu for reaction {rec['id']}"
-                )
+                raise ChemAlgebraError(f"{variant}/{split}: target != source + xi*nu for reaction {rec['id']}")
             src, tgt = draw_lines(d)
             meta = json.dumps(draw_record(d, rec["id"], bal_split, set_name, nu), separators=(",", ":"))
             yield src, tgt, meta

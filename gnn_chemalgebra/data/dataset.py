@@ -84,9 +84,7 @@ def attach_labels(ex: BagExample, meta: dict[str, Any], repr: str) -> BagExample
     return ex
 
 
-def load_examples(
-    data_dir: str | Path, variant: str, split: str, limit: int | None = None
-) -> list[BagExample]:
+def load_examples(data_dir: str | Path, variant: str, split: str, limit: int | None = None) -> list[BagExample]:
     src_p, tgt_p, meta_p = split_files(Path(data_dir), variant, split)
     props = variant_props(variant)
     src, tgt = read_lines(src_p), read_lines(tgt_p)
@@ -131,9 +129,7 @@ class ExtraVocab:
         return y
 
 
-def to_data(
-    ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0, labels: bool = True
-) -> BagData:
+def to_data(ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0, labels: bool = True) -> BagData:
     """One bag; with ``labels`` (and a labelled example) also the training targets."""
     d = feat.bag(ex.mols, ex.totals, ex.nterms)
     d.idx = torch.tensor([idx])
@@ -175,9 +171,7 @@ def to_data(
 class BagDataset(torch.utils.data.Dataset):
     """Bags as :class:`BagData`, precomputed in memory or built on access (``lazy``)."""
 
-    def __init__(
-        self, examples: Sequence[BagExample], feat: Featurizer, vocab: ExtraVocab, lazy: bool = False
-    ) -> None:
+    def __init__(self, examples: Sequence[BagExample], feat: Featurizer, vocab: ExtraVocab, lazy: bool = False) -> None:
         self.examples = list(examples)
         self.feat, self.vocab = feat, vocab
         # lazy: build each bag's tensors on access (molecule graphs stay cached by the featuriser), so memory
@@ -265,11 +259,7 @@ def write_toy_variant(out: str | Path, variant: str, n: dict[str, int] | None = 
             tgt_l.append(format_bag(Term(k, m) for k, m, _ in tgt))
             meta = {
                 "rxn": rxn,
-                "bal_split": "train"
-                if split.startswith("train")
-                else "valid"
-                if split == "valid"
-                else "test",
+                "bal_split": "train" if split.startswith("train") else "valid" if split == "valid" else "test",
                 "set": "out" if S is S_OUT else "in",
                 "xi": xi,
                 "k": kd,

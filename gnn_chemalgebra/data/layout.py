@@ -41,9 +41,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-VARIANTS: tuple[str, ...] = tuple(
-    f"ChemAlgebra_{r}_T{t}_x{x}" for r in ("F", "S") for t in (1, 2) for x in (1, 5)
-)
+VARIANTS: tuple[str, ...] = tuple(f"ChemAlgebra_{r}_T{t}_x{x}" for r in ("F", "S") for t in (1, 2) for x in (1, 5))
 VARIANT_SPLITS: tuple[str, ...] = (
     "train",
     "valid",

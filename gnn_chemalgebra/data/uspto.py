@@ -178,9 +178,7 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
             r_mols.append(Chem.MolFromSmiles(leftover_r))
         if _side_composition(r_mols) != _side_composition(p_mols):
             return {**base, "ok": False, "reason": SKIP_RECHECK, "detail": ""}
-    formulas = {
-        s: rdMolDescriptors.CalcMolFormula(Chem.MolFromSmiles(s)) for s in {*reactants, *reagents, *products}
-    }
+    formulas = {s: rdMolDescriptors.CalcMolFormula(Chem.MolFromSmiles(s)) for s in {*reactants, *reagents, *products}}
     return {
         **base,
         "ok": True,

@@ -198,9 +198,7 @@ def find_variants(root: Path, only: str | None = None) -> list[str]:
             raise InputError(f"variant folder {want} not found", path=str(root))
         names = [want]
     if not names:
-        raise InputError(
-            "no ChemAlgebra_* variant folders here (build them with `gnnca data build`)", path=str(root)
-        )
+        raise InputError("no ChemAlgebra_* variant folders here (build them with `gnnca data build`)", path=str(root))
     return names
 
 
@@ -227,8 +225,7 @@ def format_ceilings(records: Sequence[CeilingRecord]) -> str:
     rows = [head, "-" * len(head)]
     for r in records:
         rows.append(
-            f"{r.variant:<10} {r.setting:<11} {r.model:<14} {r.EM:>8.2f} {r.EM_realised:>8.2f} {r.n:>7} "
-            f"{r.n_errors:>6}"
+            f"{r.variant:<10} {r.setting:<11} {r.model:<14} {r.EM:>8.2f} {r.EM_realised:>8.2f} {r.n:>7} {r.n_errors:>6}"
         )
     return "\n".join(rows)
 

@@ -58,9 +58,7 @@ def check_line_counts(
             f"{per}; expected {beam * n_tgt} prediction lines"
         )
     if n_src is not None and n_src != n_tgt:
-        raise InputError(
-            f"line count mismatch: {src_path or 'sources'} has {n_src} lines but {tgt_name} has {n_tgt}"
-        )
+        raise InputError(f"line count mismatch: {src_path or 'sources'} has {n_src} lines but {tgt_name} has {n_tgt}")
 
 
 def read_eval_files(

@@ -267,9 +267,7 @@ def parse_reference(
         key = molecule_key(t.mol, repr, mode) if molecule_parses(t.mol, repr) else None
         if key is None:
             hint = "RDKit cannot parse it" if repr == "smiles" else "not a molecular formula"
-            raise ChemistryError(
-                f"{what} molecule is not valid {repr} ({hint})", path=path, line=line_no, term=str(t)
-            )
+            raise ChemistryError(f"{what} molecule is not valid {repr} ({hint})", path=path, line=line_no, term=str(t))
         out.append(Term(t.coef, key))
     return out
 
@@ -298,9 +296,7 @@ def balance_class(pred: Counter, src: Counter) -> str:
     return "BAL" if pred.get(CHARGE_KEY, 0) == src.get(CHARGE_KEY, 0) else "CHG"
 
 
-def source_composition(
-    line: str, repr: Repr, *, path: str | None = None, line_no: int | None = None
-) -> Counter:
+def source_composition(line: str, repr: Repr, *, path: str | None = None, line_no: int | None = None) -> Counter:
     """Composition of a source (input) line, which must be fully valid."""
     terms = parse_bag(line, path=path, line=line_no)
     for t in terms:
@@ -513,8 +509,7 @@ def evaluate_folder(
         name = Path(data_dir).resolve().name
         if "ChemAlgebra_" + variant_short(name) not in VARIANTS:
             raise InputError(
-                "cannot infer the representation from the folder name (expected ChemAlgebra_{F|S}_T*_x*); "
-                "give --repr",
+                "cannot infer the representation from the folder name (expected ChemAlgebra_{F|S}_T*_x*); give --repr",
                 path=str(data_dir),
             )
         repr = variant_props(name)["repr"]  # type: ignore[assignment]

@@ -86,7 +86,7 @@ def term_roles(terms: Sequence[Term], nu: Mapping[str, int], vtype: int) -> list
         idx = sorted(range(len(coefs)), key=lambda i: -coefs[i])  # largest first
         roles = ["reagent"] * len(coefs)
         if n < 0:
-            for i in idx[: -n]:
+            for i in idx[:-n]:
                 roles[i] = "reactant"
         elif n > 0 and vtype == 2:
             top = coefs[idx[0]]
@@ -121,9 +121,7 @@ def extent_posterior(
 
     groups = group_terms(terms)
     try:
-        base = (
-            BaseRoles.from_meta(terms, roles, nu) if roles is not None else base_roles(groups, nu)
-        )
+        base = BaseRoles.from_meta(terms, roles, nu) if roles is not None else base_roles(groups, nu)
         post = type2_posterior(terms, base, coef_set(coef_set_name))
     except BalanceError:
         cands = extent_candidates(groups, nu)
@@ -209,9 +207,7 @@ class Decoded:
     balanced: bool = True
 
 
-def remainder(
-    nu: Mapping[str, int], comps: Mapping[str, Mapping[str, int]], extras: Sequence[str]
-) -> Counter:
+def remainder(nu: Mapping[str, int], comps: Mapping[str, Mapping[str, int]], extras: Sequence[str]) -> Counter:
     """Reactant composition minus present products minus by-products (element view, with net charge)."""
     r: Counter = Counter()
     for m, n in nu.items():

@@ -204,9 +204,7 @@ class Predictor:
         logp = torch.log(r["role_p"].clamp(min=1e-12))
         hyps = kbest_assignments(logp, max(beam, self.balance_beam))
         # Joint search: role hypotheses x leftover options, most likely first; keep balanced decodings.
-        combos = sorted(
-            ((rs + ls, assign, o) for rs, assign in hyps for ls, o in options), key=lambda t: -t[0]
-        )
+        combos = sorted(((rs + ls, assign, o) for rs, assign in hyps for ls, o in options), key=lambda t: -t[0])
         decs: list[tuple[float, Decoded]] = []
         n_bal = 0
         for score, assign, ex_try in combos:
@@ -266,9 +264,7 @@ class Predictor:
         out = [Term(int(k), m) for m, k in zip(ex.mols, r["coef"], strict=False) if k > 0]
         return out + [Term(int(r["newcoef"]), m) for m, _ in best.new_products if r["newcoef"] > 0]
 
-    def predict(
-        self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1
-    ) -> list[dict[str, Any]]:
+    def predict(self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1) -> list[dict[str, Any]]:
         results: list[dict[str, Any]] = []
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]
@@ -277,9 +273,7 @@ class Predictor:
                 results.append(self.decode_one(ex, r, beam))
         return results
 
-    def predict_data(
-        self, examples: Sequence[BagExample], data: Sequence[Any], batch_size: int = 64
-    ) -> list[str]:
+    def predict_data(self, examples: Sequence[BagExample], data: Sequence[Any], batch_size: int = 64) -> list[str]:
         """Top-1 lines for already featurised examples (the trainer's validation)."""
         lines: list[str] = []
         for s in range(0, len(examples), batch_size):

@@ -16,26 +16,20 @@ from torch_geometric.utils import to_dense_batch
 
 
 def mlp(d_in: int, d_hidden: int, d_out: int, dropout: float = 0.0) -> nn.Sequential:
-    return nn.Sequential(
-        nn.Linear(d_in, d_hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(d_hidden, d_out)
-    )
+    return nn.Sequential(nn.Linear(d_in, d_hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(d_hidden, d_out))
 
 
 class ConvStack(nn.Module):
     """Residual message-passing layers with LayerNorm."""
 
-    def __init__(
-        self, kind: str, hidden: int, layers: int, edge_dim: int, heads: int, dropout: float
-    ) -> None:
+    def __init__(self, kind: str, hidden: int, layers: int, edge_dim: int, heads: int, dropout: float) -> None:
         super().__init__()
         self.convs = nn.ModuleList()
         for _ in range(layers):
             if kind == "gine":
                 conv = GINEConv(mlp(hidden, hidden, hidden), edge_dim=edge_dim, train_eps=True)
             elif kind == "gatv2":
-                conv = GATv2Conv(
-                    hidden, hidden // heads, heads=heads, edge_dim=edge_dim, add_self_loops=False
-                )
+                conv = GATv2Conv(hidden, hidden // heads, heads=heads, edge_dim=edge_dim, add_self_loops=False)
             else:
                 raise ValueError(f"unknown conv {kind!r} (choose from {sorted(CONVS)})")
             self.convs.append(conv)

@@ -37,9 +37,7 @@ def compute_losses(out: dict[str, torch.Tensor], batch: Any, model: Any, weights
     if "coef_logits" in out:
         losses["coef"] = F.cross_entropy(out["coef_logits"].float(), batch.y_coef)
         if (batch.y_newcoef >= 0).any():
-            losses["newcoef"] = F.cross_entropy(
-                out["newcoef_logits"].float(), batch.y_newcoef, ignore_index=-100
-            )
+            losses["newcoef"] = F.cross_entropy(out["newcoef_logits"].float(), batch.y_newcoef, ignore_index=-100)
     losses["penalty"] = mass_balance_penalty(
         role_logits.softmax(-1),
         model.role_nu,
@@ -49,9 +47,6 @@ def compute_losses(out: dict[str, torch.Tensor], batch: Any, model: Any, weights
         model.extra_comp,
         B,
     )
-    total = (
-        sum(v for k, v in losses.items() if k != "penalty")
-        + weights.get("mass_balance", 0.0) * losses["penalty"]
-    )
+    total = sum(v for k, v in losses.items() if k != "penalty") + weights.get("mass_balance", 0.0) * losses["penalty"]
     losses["total"] = total
     return losses

@@ -43,7 +43,5 @@ def mass_balance_penalty(
     keep = torch.ones(r.size(1), dtype=torch.bool, device=r.device)
     keep[charge_index] = False
     deficit = torch.relu(-r[:, keep]).sum(-1)
-    scale = scatter(mol_comp[:, keep].sum(-1), mol_graph, dim=0, dim_size=n_graphs, reduce="sum").clamp(
-        min=1.0
-    )
+    scale = scatter(mol_comp[:, keep].sum(-1), mol_graph, dim=0, dim_size=n_graphs, reduce="sum").clamp(min=1.0)
     return ((deficit / scale) ** 2).mean()

@@ -94,9 +94,7 @@ def test_tie_goes_to_smaller_and_simple_case() -> None:
     assert post == {6: Fraction(7, 13), 7: Fraction(6, 13)}
     assert bayes_extent(post) == 6
     # A tie: min k is k_A = k_C = 3 for both k_hat = 1 (k_B = 4) and k_hat = 2 (k_B = 5).
-    post = type2_posterior(
-        [Term(3, "A"), Term(3, "C"), Term(3, "B")], BaseRoles.of(["A", "C"], [], ["B"]), S_IN
-    )
+    post = type2_posterior([Term(3, "A"), Term(3, "C"), Term(3, "B")], BaseRoles.of(["A", "C"], [], ["B"]), S_IN)
     assert post == {1: Fraction(1, 2), 2: Fraction(1, 2)}
     assert bayes_extent(post) == 1
 

@@ -13,9 +13,7 @@ from gnn_chemalgebra.algebra.matrix import element_matrix, integer_nullspace, ma
 
 matrices = st.integers(1, 4).flatmap(
     lambda rows: st.integers(1, 6).flatmap(
-        lambda cols: st.lists(
-            st.lists(st.integers(-6, 6), min_size=cols, max_size=cols), min_size=rows, max_size=rows
-        )
+        lambda cols: st.lists(st.lists(st.integers(-6, 6), min_size=cols, max_size=cols), min_size=rows, max_size=rows)
     )
 )
 

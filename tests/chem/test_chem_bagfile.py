@@ -127,9 +127,7 @@ def test_reaction_input(line: str, terms: list[Term], repr: str) -> None:
 
 
 def test_reaction_input_forced_repr() -> None:
-    assert parse_reaction_input("CC>O>", "formula") == ReactionInput(
-        [Term(1, "C2H6"), Term(1, "H2O")], "formula"
-    )
+    assert parse_reaction_input("CC>O>", "formula") == ReactionInput([Term(1, "C2H6"), Term(1, "H2O")], "formula")
     with pytest.raises(ChemistryError):
         parse_reaction_input("H2O", "smiles")
 

@@ -19,9 +19,7 @@ pytestmark = pytest.mark.unit
 FUZZ = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 # Text biased towards the grammar's own characters, plus anything at all.
-_ALPHABET = st.sampled_from(
-    list("{}.0123456789-+[]()=#@>/\\: \t\nCcHONSPFIlBrNaeK*%") + ["Cl", "Br", "Xx", "H2O"]
-)
+_ALPHABET = st.sampled_from(list("{}.0123456789-+[]()=#@>/\\: \t\nCcHONSPFIlBrNaeK*%") + ["Cl", "Br", "Xx", "H2O"])
 grammar_text = st.lists(_ALPHABET, max_size=30).map("".join)
 any_text = st.one_of(st.text(max_size=40), grammar_text)
 

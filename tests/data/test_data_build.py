@@ -104,9 +104,7 @@ def test_strict_mode_names_the_bad_line(tmp_path: Path) -> None:
     (src / "uspto_mit_tgt" / "tgt-valid.txt").write_text("C O\nC\n")
     (src / "uspto_mit_mapped" / "test.txt").write_text(f"{good}\n")
     (src / "uspto_mit_tgt" / "tgt-test.txt").write_text("C O\n")
-    res = CliRunner().invoke(
-        app, ["data", "build", "--out", str(tmp_path / "o"), "--source", str(src), "--strict"]
-    )
+    res = CliRunner().invoke(app, ["data", "build", "--out", str(tmp_path / "o"), "--source", str(src), "--strict"])
     assert res.exit_code == 2
     assert "valid.txt:2:" in res.output and "unparsable_reactants" in res.output
     # without --strict the line is skipped and reported

@@ -149,9 +149,7 @@ def test_folder_mode_formula(tmp_path: Path) -> None:
     assert all(r["repr"] == "formula" for r in records)
     assert by["test_in"]["EM"] == 100.0 and by["test_out"]["EM"] == 50.0 and by["test_cross"]["EM"] == 50.0
     assert by["test_in"]["BAL"] == 100.0  # sources were found beside the targets
-    strict = json.loads(
-        _run("--pred-dir", str(pd), "--data-dir", str(data), "--json", "--mode", "strict").stdout
-    )
+    strict = json.loads(_run("--pred-dir", str(pd), "--data-dir", str(data), "--json", "--mode", "strict").stdout)
     assert {r["setting"]: r["EM"] for r in strict}["test_out"] == 100.0
     table = _run("--pred-dir", str(pd), "--data-dir", str(data)).stdout
     assert len([ln for ln in table.splitlines() if ln.startswith("test_")]) == 3

@@ -105,9 +105,7 @@ def test_strict_is_order_independent_and_paper_em_implies_strict_em(pred, true, 
 smiles_terms = st.lists(
     st.tuples(st.sampled_from([*SPELLINGS, BAD]), st.integers(1, 10), st.integers(0, 2)), max_size=5
 )
-true_smiles = st.lists(
-    st.tuples(st.sampled_from(list(SPELLINGS)), st.integers(1, 10)), min_size=1, max_size=4
-)
+true_smiles = st.lists(st.tuples(st.sampled_from(list(SPELLINGS)), st.integers(1, 10)), min_size=1, max_size=4)
 
 
 def _spell(mol: str, variant: int) -> str:

@@ -71,6 +71,7 @@ def test_leftover_labels_and_slots(toy):
         elems = set(out["left_elem"][out["left_bag"] == b].tolist())
         nodes = set(batch.z[batch.batch == b].tolist())
         assert elems == nodes | {ELEMENT_INDEX["H"], CHARGE_INDEX}
+
     # a line the decoder calls balanced does balance, whatever the (untrained) heads say
     def tot(terms):
         c = Counter()
@@ -102,8 +103,13 @@ def test_budget_stops_training(toy, tmp_path):
 
     cfg = load_config(
         "configs/gnn_tiny.yaml",
-        [f"data.dir={toy}", "data.val_split=train", f"run_dir={tmp_path}", "train.max_steps=3",
-         "train.tensorboard=false"],
+        [
+            f"data.dir={toy}",
+            "data.val_split=train",
+            f"run_dir={tmp_path}",
+            "train.max_steps=3",
+            "train.tensorboard=false",
+        ],
     )
     s = train_gnn(cfg)
     assert s["steps"] == 3 and s["out_of_budget"] and len(s["history"]) == 2  # 2 steps per epoch
@@ -117,8 +123,7 @@ def test_inorganic_or_small_main_product_ranks_later():
     pred = Predictor.build({"hidden": 16, "layers": 1, "heads": 2}, Featurizer("formula"), ExtraVocab([]), 1)
 
     def dec(main, new):
-        return Decoded(terms=[], nu={"A": -1}, new_products=new, xi=1, candidates=[1], posterior=[],
-                       main_product=main)
+        return Decoded(terms=[], nu={"A": -1}, new_products=new, xi=1, candidates=[1], posterior=[], main_product=main)
 
     assert pred._acceptable(dec("C2H4O2", [("HCl", 1), ("C2H4O2", 1)]))
     assert not pred._acceptable(dec("O4S", [("H2", 1), ("O4S", 1)]))  # no carbon

@@ -42,9 +42,7 @@ def test_penalty_zero_on_gold_and_has_gradients(toy, variant):
     nu = torch.tensor(ROLE_NU, dtype=torch.float)
     comp = vocab_compositions(vocab, feat)
     hard = torch.nn.functional.one_hot(batch.y_role, len(ROLE_NU)).float()
-    pen = mass_balance_penalty(
-        hard, nu, batch.mol_comp, batch.mol_graph, batch.y_extra, comp, batch.num_graphs
-    )
+    pen = mass_balance_penalty(hard, nu, batch.mol_comp, batch.mol_graph, batch.y_extra, comp, batch.num_graphs)
     assert pen.item() == 0.0
     # every molecule called a product: products exceed reactants -> positive penalty with gradients
     logits = torch.zeros_like(hard, requires_grad=True)

@@ -58,9 +58,7 @@ def test_train_checkpoint_resume_predict(toy, tmp_path):
     r = train(_cfg(toy, tmp_path / "run", "train.epochs=5"), resume=True)
     assert [h["epoch"] for h in r["history"]] == [3, 4]
     full = train(_cfg(toy, tmp_path / "full", "train.epochs=5"))
-    assert r["history"][-1]["train"]["total"] == pytest.approx(
-        full["history"][-1]["train"]["total"], rel=1e-6
-    )
+    assert r["history"][-1]["train"]["total"] == pytest.approx(full["history"][-1]["train"]["total"], rel=1e-6)
     # predictions are balanced lines in the benchmark format
     pred = Predictor.from_checkpoint(str(tmp_path / "run" / "best.pt"))
     src = (toy / VARIANT / "src-valid.txt").read_text().splitlines()
@@ -100,9 +98,7 @@ def test_cli_train_and_predict(toy, tmp_path):
     bad = runner.invoke(app, ["predict", str(inp), "--checkpoint", ck])
     assert bad.exit_code == 2
     assert f"gnnca: error: {inp}:3:" in bad.output
-    ok = runner.invoke(
-        app, ["predict", str(inp), "--checkpoint", ck, "--skip-invalid", "--json", "--beam", "2"]
-    )
+    ok = runner.invoke(app, ["predict", str(inp), "--checkpoint", ck, "--skip-invalid", "--json", "--beam", "2"])
     assert ok.exit_code == 0, ok.output
     recs = [json.loads(x) for x in ok.stdout.splitlines() if x.startswith("{")]
     assert [r["line"] for r in recs] == [1, 2]
