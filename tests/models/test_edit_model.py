@@ -26,6 +26,8 @@ from gnn_chemalgebra.data.edit_dataset import (
 from gnn_chemalgebra.inference.edit_decode import decode_reaction
 from gnn_chemalgebra.models.edit_model import build_edit_model, edit_hparams, edit_losses, exact_edit_hits
 
+pytestmark = pytest.mark.unit
+
 RECORDS = [json.loads(line) for line in (Path(__file__).parents[1] / "edit_records.jsonl").read_text().splitlines()]
 
 

@@ -16,6 +16,8 @@ from gnn_chemalgebra.inference.smiles_products import new_products_for_bag
 from gnn_chemalgebra.training.checkpoint import load_checkpoint, save_checkpoint
 from gnn_chemalgebra.training.edits import train_edits
 
+pytestmark = pytest.mark.integration
+
 RECORDS = [json.loads(line) for line in (Path(__file__).parents[1] / "edit_records.jsonl").read_text().splitlines()]
 FOUR = [r for r in RECORDS if r["id"] in (9, 22, 38, 55)]
 
