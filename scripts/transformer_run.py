@@ -25,6 +25,23 @@ from gnn_chemalgebra.io import atomic_write_json, read_lines
 from gnn_chemalgebra.training.seq2seq import load_model, train, write_predictions
 
 
+def well_formed(lines: list[str], repr_: str) -> tuple[list[str], int]:
+    """A decoded line with broken ``{k}`` syntax (e.g. ``{5}{5}CC``) is an error for the evaluator; a model's
+    output is scored instead: such a line becomes an empty prediction (all false negatives) and is counted."""
+    from gnn_chemalgebra.errors import InputError
+    from gnn_chemalgebra.evaluation.metrics import parse_prediction
+
+    out, bad = [], 0
+    for line in lines:
+        try:
+            parse_prediction(line, repr_)  # type: ignore[arg-type]
+            out.append(line)
+        except InputError:
+            out.append("")
+            bad += 1
+    return out, bad
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--built", required=True, help="built data root (gnnca data build --out)")
@@ -76,9 +93,10 @@ def main(argv: list[str] | None = None) -> int:
             lm, src_p, run_dir / f"pred-{setting}.beam{args.beam}.txt", beam=args.beam, max_len=args.max_len
         )
         speeds[setting] = info["reactions_per_s"]
-        top1 = read_lines(info["top1_file"])
+        top1, n_bad = well_formed(read_lines(info["top1_file"]), repr_)
         scores = evaluate_lines(top1, tgt, repr_, "paper", src_lines=src)
-        beam_scores = evaluate_lines(read_lines(info["beam_file"]), tgt, repr_, "paper", beam=args.beam)
+        beam_lines, _ = well_formed(read_lines(info["beam_file"]), repr_)
+        beam_scores = evaluate_lines(beam_lines, tgt, repr_, "paper", beam=args.beam)
         rec = {
             "model": "transformer",
             "variant": short,
@@ -86,6 +104,7 @@ def main(argv: list[str] | None = None) -> int:
             **{k: scores[k] for k in ("EM", "JAC", "F1", "mol_JAC", "mol_F1", "n")},
             f"top{args.beam}_EM": beam_scores.get("topk", {}).get(str(args.beam)),
             "VAL": scores.get("VAL"),
+            "malformed_predictions": n_bad,
             "BAL": scores.get("BAL"),
             "beam": args.beam,
             "predict_reactions_per_s": info["reactions_per_s"],
