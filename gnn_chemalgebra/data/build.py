@@ -6,11 +6,11 @@ input order from the worker pool), written atomically, with a manifest of counts
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import platform
 import random
-import sys
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from multiprocessing import Pool
@@ -21,7 +21,7 @@ from tqdm import tqdm
 
 from .. import __version__
 from ..errors import ChemAlgebraError, InputError
-from ..io import atomic_write_json, atomic_write_lines, sha256_file
+from ..io import atomic_write_json, atomic_write_lines
 from .augment import BaseReaction, check_identity, draw_lines, draw_record, draw_type1, draw_type2
 from .layout import S_IN, S_OUT, VARIANTS, variant_props
 from .uspto import SKIP_LEFTOVER_REJECTED, RawReaction, find_source_file, process_reaction, read_split
@@ -236,13 +236,7 @@ def build_all(
     for variant in tqdm(list(variants), desc="variants", unit="variant", leave=False):
         variant_counts[variant] = _write_variant(out, variant, bal, seed)
 
-    files = {}
-    for path in sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json"):
-        if path.name.startswith("."):
-            continue
-        with open(path, "rb") as fh:
-            n_lines = sum(1 for _ in fh)
-        files[path.relative_to(out).as_posix()] = {"lines": n_lines, "sha256": sha256_file(path)}
+    files = {p.relative_to(out).as_posix(): file_info(p) for p in _built_files(out)}
     manifest = {
         "tool": "gnnca data build",
         "seed": seed,
@@ -258,6 +252,30 @@ def build_all(
     atomic_write_json(out / "manifest.json", manifest)
     log(format_counts_table(counts))
     return manifest
+
+
+def _built_files(out: Path) -> list[Path]:
+    """Every file the manifest covers: all but the manifest itself and hidden (temporary) files."""
+    return sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json" and not p.name.startswith("."))
+
+
+def file_info(path: Path) -> dict[str, Any]:
+    """Line count and sha256 in one read of the file (used by the manifest and by ``verify``)."""
+    h = hashlib.sha256()
+    n_lines = 0
+    with open(path, "rb") as fh:
+        while block := fh.read(1 << 20):
+            h.update(block)
+            n_lines += block.count(b"\n")
+    if path.stat().st_size and not _ends_with_newline(path):
+        n_lines += 1  # a last line without its newline still counts, as iterating the file would
+    return {"lines": n_lines, "sha256": h.hexdigest()}
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with open(path, "rb") as fh:
+        fh.seek(-1, 2)
+        return fh.read(1) == b"\n"
 
 
 def format_counts_table(counts: dict[str, dict[str, Any]]) -> str:
@@ -293,20 +311,14 @@ def verify(out: str | Path) -> list[str]:
         if not p.exists():
             problems.append(f"{rel}: missing")
             continue
-        with open(p, "rb") as fh:
-            n_lines = sum(1 for _ in fh)
-        if n_lines != info["lines"]:
-            problems.append(f"{rel}: {n_lines} lines, manifest says {info['lines']}")
-        digest = sha256_file(p)
-        if digest != info["sha256"]:
-            problems.append(f"{rel}: sha256 {digest[:12]}... differs from manifest {info['sha256'][:12]}...")
+        now = file_info(p)
+        if now["lines"] != info["lines"]:
+            problems.append(f"{rel}: {now['lines']} lines, manifest says {info['lines']}")
+        if now["sha256"] != info["sha256"]:
+            problems.append(f"{rel}: sha256 {now['sha256'][:12]}... differs from manifest {info['sha256'][:12]}...")
     listed = set(files)
-    for p in sorted(out.rglob("*")):
+    for p in _built_files(out):
         rel = p.relative_to(out).as_posix()
-        if p.is_file() and rel != "manifest.json" and not p.name.startswith(".") and rel not in listed:
+        if rel not in listed:
             problems.append(f"{rel}: not in the manifest")
     return problems
-
-
-if __name__ == "__main__":  # pragma: no cover
-    build_all(sys.argv[1])
