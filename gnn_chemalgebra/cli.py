@@ -196,13 +196,22 @@ def predict_cmd(
     checkpoint: Path = typer.Option(
         None,
         "--checkpoint",
-        help="GNN checkpoint (default: $GNNCA_CHECKPOINT or the bundled gnn_chemalgebra/checkpoints/gnn_default.pt).",
+        help="GNN checkpoint (default: $GNNCA_CHECKPOINT, else the bundled model for the input: "
+        "gnn_smiles_default.pt for SMILES, gnn_default.pt for formulas).",
+    ),
+    edit_checkpoint: Path = typer.Option(
+        None,
+        "--edit-checkpoint",
+        help="Bond-edit model for new SMILES product graphs (default: the one the GNN was trained with, "
+        "$GNNCA_EDIT_CHECKPOINT, or the bundled edit_default.pt).",
     ),
     repr: str = typer.Option(None, "--repr", help="smiles | formula (default: detected)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line: roles, extent, confidences."),
     draw: Path = typer.Option(None, "--draw", help="Draw the predicted reaction(s) to this PNG (SMILES only)."),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad lines and report their count."),
-    beam: int = typer.Option(1, "--beam", help="Role-assignment beam width (alternatives in --json)."),
+    beam: int = typer.Option(
+        1, "--beam", help="Top-k hypotheses (roles x product graphs) in --json under 'beam'; line = the best."
+    ),
     coef_set: str = typer.Option("auto", "--coef-set", help="Type 2 prior: in | out | auto (from the input)."),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto."),
 ) -> None:
@@ -211,22 +220,25 @@ def predict_cmd(
 
     from .errors import InputError
     from .inference.predictor import Predictor
-    from .inference.run import default_checkpoint, draw_reactions, predict_lines
+    from .inference.run import default_checkpoint, draw_reactions, input_repr, predict_lines
     from .training.device import select_device
 
     if repr not in (None, "smiles", "formula"):
         raise InputError(f"--repr must be smiles or formula, got {repr!r}")
     if coef_set not in ("auto", "in", "out"):
         raise InputError(f"--coef-set must be in, out or auto, got {coef_set!r}")
-    ck = checkpoint or default_checkpoint()
-    if not Path(ck).exists():
-        raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=str(ck))
-    predictor = Predictor.from_checkpoint(str(ck), select_device(device))
     if input == "-":
         lines, name = sys.stdin.read().splitlines(), "<stdin>"
     else:
+        if not Path(input).is_file():
+            raise InputError("input file not found", path=input)
         with open(input, encoding="utf-8") as fh:
             lines, name = fh.read().splitlines(), input
+    ck = checkpoint or default_checkpoint(input_repr(lines, repr))
+    if not Path(ck).exists():
+        raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=str(ck))
+    edit_ck = str(edit_checkpoint) if edit_checkpoint is not None else None
+    predictor = Predictor.from_checkpoint(str(ck), select_device(device), edit_checkpoint=edit_ck)
     res = predict_lines(
         lines, predictor, source_name=name, repr=repr, coef_set=coef_set, skip_invalid=skip_invalid, beam=beam
     )

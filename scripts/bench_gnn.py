@@ -57,6 +57,19 @@ def totals(line: str, repr: str) -> Counter:
     return Counter({k: v for k, v in c.items() if v})
 
 
+def all_parse(line: str, repr: str) -> bool:
+    """Every molecule of the line is chemically valid: RDKit parses and sanitises it (SMILES), or it parses as
+    a formula."""
+    from gnn_chemalgebra.errors import ChemAlgebraError
+
+    try:
+        for t in parse_bag(line, default_coef=1):
+            composition(t.mol, repr)  # type: ignore[arg-type]
+    except ChemAlgebraError:
+        return False
+    return True
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--built", default="built/full")
@@ -80,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         one.write_text(src[0] + "\n")
         # ---------------------------------------------------------------- prediction
         walls, mems, starts = [], [], []
-        balanced = n_out = 0
+        balanced = valid = n_out = 0
         for r in range(args.repeats):
             w1, _, rc1, e1 = run_measured([*GNNCA, "predict", str(one), "--checkpoint", args.checkpoint])
             out = tmpd / f"pred{r}.txt"
@@ -95,6 +108,7 @@ def main(argv: list[str] | None = None) -> int:
                 preds = read_lines(out)
                 n_out = len(preds)
                 balanced = sum(totals(p, repr_) == totals(s, repr_) for p, s in zip(preds, src, strict=True))
+                valid = sum(all_parse(p, repr_) for p in preds)
         w, s0 = statistics.median(walls), statistics.median(starts)
         report["predict"] = {
             "lines": len(src),
@@ -104,6 +118,7 @@ def main(argv: list[str] | None = None) -> int:
             "reactions_per_s_steady": round((len(src) - 1) / max(w - s0, 1e-9), 1),
             "peak_rss_mib_median": round(statistics.median(mems), 1),
             "balanced_lines": balanced,
+            "valid_lines": valid,
             "output_lines": n_out,
             "repeats": args.repeats,
         }

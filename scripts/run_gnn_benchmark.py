@@ -57,7 +57,9 @@ def run_config(args: argparse.Namespace, variant: str, model: str, task: str, ru
     if model == "gnn_naive":
         minutes = args.naive_minutes
     extra: list[str] = []
-    if task == "cross":
+    if args.steps:  # a fixed optimiser-step budget: equal compute per run, whatever else shares the CPU
+        minutes, extra = 0, [f"train.max_steps={args.steps}"]
+    if task == "cross" and not args.steps:
         minutes *= args.cross_factor
         std_done = run_dir.parent / f"{model}_std" / "DONE"
         if args.cross_steps_like_std and std_done.exists():
@@ -86,6 +88,8 @@ def ensure_trained(args: argparse.Namespace, variant: str, model: str, task: str
     done = run_dir / "DONE"
     if done.exists() and (run_dir / "best.pt").exists():
         return run_dir
+    if task == "cross" and args.t1_cross_from_std and int(variant_props(variant)["type"]) == 1:
+        return share_std_model(args, variant, model, run_dir)
     cfg = run_config(args, variant, model, task, run_dir)
     resume = (run_dir / "last.pt").exists()
     log(
@@ -97,6 +101,23 @@ def ensure_trained(args: argparse.Namespace, variant: str, model: str, task: str
     summary["wall_s"] = time.perf_counter() - t0
     atomic_write_json(done, {k: v for k, v in summary.items() if k != "history"})
     log(f"  best val {summary.get('best', {})}")
+    return run_dir
+
+
+def share_std_model(args: argparse.Namespace, variant: str, model: str, run_dir: Path) -> Path:
+    """Type 1: ``train_cross``/``valid_cross`` hold the same reactions in the same order as ``train``/``valid``
+    and every term of a line carries one k, so the coefficient-blind network's inputs and labels are identical
+    (``tests/data/test_dataset_cross.py``) and training on them gives the standard model, bit for bit. The
+    cross run folder gets a copy of the standard model instead of a second identical training run."""
+    import shutil
+
+    std = ensure_trained(args, variant, model, "std")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(std / "best.pt", run_dir / "best.pt")
+    info = json.loads((std / "DONE").read_text())
+    info["shared_with"] = str(std)
+    atomic_write_json(run_dir / "DONE", info)
+    log(f"{variant_short(variant)} {model} cross: Type 1, the standard model serves ({std})")
     return run_dir
 
 
@@ -140,6 +161,8 @@ def predict_and_score(
         p_file = run_dir / f"pred-{setting}.txt"
         e_file = run_dir / f"errors-{setting}.json"
         limit = args.limit_test or (args.naive_limit if model == "gnn_naive" else 0)
+        if repr_ == "smiles" and args.limit_test_smiles:
+            limit = min(limit or args.limit_test_smiles, args.limit_test_smiles)
         exs = load_examples(args.built, variant, setting, limit or None)
         tgts = [ex.tgt or "" for ex in exs]
         t_pred = None
@@ -228,7 +251,7 @@ def run_variant(args: argparse.Namespace, variant: str, command: str) -> None:
     short = variant_short(variant)
     rec_file = Path(args.runs) / short / "records.json"
     recs = ceiling_records(args, variant)
-    models = ["gnn", "gnn_naive"]
+    models = [m for m in ("gnn", "gnn_naive") if m in args.models.split(",")]
     for model in models:
         for task in ("std", "cross"):
             if model == "gnn_naive" and task == "cross" and not args.naive_cross:
@@ -245,6 +268,15 @@ def aggregate(args: argparse.Namespace) -> None:
         f = Path(args.runs) / variant_short(v) / "records.json"
         if f.exists():
             records += json.loads(f.read_text())
+    if args.keep_previous and Path(args.keep_previous).exists():
+        have = {(r["model"], r["variant"], r["setting"]) for r in records}
+        old = [
+            {**r, "carried_from": args.keep_previous}
+            for r in json.loads(Path(args.keep_previous).read_text())
+            if (r["model"], r["variant"], r["setting"]) not in have and r["model"] in args.keep_models.split(",")
+        ]
+        records += old
+        log(f"carried {len(old)} earlier records from {args.keep_previous} (models {args.keep_models})")
     # Ceilings of the prefixes that some rows were scored on (computed once, cached in the record).
     for c in records:
         if c["model"] not in ("oracle", "bayes_ceiling"):
@@ -415,6 +447,16 @@ def main(argv: list[str] | None = None) -> int:
         help="score the naive ablation on the first N lines of each test set only (0 = all)",
     )
     ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--steps", type=int, default=0, help="optimiser steps per run instead of a wall-clock budget")
+    ap.add_argument("--models", default="gnn,gnn_naive", help="comma-separated: gnn, gnn_naive")
+    ap.add_argument(
+        "--t1-cross-from-std",
+        action="store_true",
+        help="Type 1: score test_cross with the standard model (train_cross is the same input for it)",
+    )
+    ap.add_argument("--limit-test-smiles", type=int, default=0, help="score SMILES variants on the first N lines")
+    ap.add_argument("--keep-previous", default="", help="an earlier gnn.json whose records of --keep-models stay")
+    ap.add_argument("--keep-models", default="gnn_naive", help="models whose earlier records are carried over")
     ap.add_argument("--limit-test", type=int, default=0, help="score only the first N lines (smoke runs)")
     ap.add_argument("--set", action="append", default=[], help="extra config override key=value")
     ap.add_argument("--aggregate-only", action="store_true")

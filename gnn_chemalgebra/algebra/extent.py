@@ -91,11 +91,9 @@ def _implied_k(obs: list[int], n_fixed: int, n_prod: int, k_hat: int) -> int | N
     return k
 
 
-def type2_posterior(source: Sequence[Term], base: BaseRoles, coef_set: Iterable[int]) -> Posterior:
-    """Exact posterior ``P(k_hat | source, base reaction, S)`` over every feasible ``k_hat``.
-
-    Raises :class:`BalanceError` when no ``k_hat`` explains the source (wrong roles or set).
-    """
+def type2_weights(source: Sequence[Term], base: BaseRoles, coef_set: Iterable[int]) -> tuple[Posterior, int]:
+    """Unnormalised ``P(source, k_hat | base reaction, S) * |S|^|M|`` per consistent ``k_hat`` (``1 / min_m k_m``),
+    and ``|M|``, the number of distinct molecules of the base reaction. Empty when nothing is consistent."""
     s = frozenset(coef_set)
     obs: dict[str, list[int]] = {}
     for t in source:
@@ -119,10 +117,34 @@ def type2_posterior(source: Sequence[Term], base: BaseRoles, coef_set: Iterable[
         else:
             if k_hat <= min(ks):
                 weights[k_hat] = Fraction(1, min(ks))
+    return weights, len(mols)
+
+
+def type2_posterior(source: Sequence[Term], base: BaseRoles, coef_set: Iterable[int]) -> Posterior:
+    """Exact posterior ``P(k_hat | source, base reaction, S)`` over every feasible ``k_hat``.
+
+    Raises :class:`BalanceError` when no ``k_hat`` explains the source (wrong roles or set).
+    """
+    weights, _ = type2_weights(source, base, coef_set)
     total = sum(weights.values(), Fraction(0))
     if total == 0:
         raise BalanceError("no extent is consistent with this source, base reaction and coefficient set")
     return {k: w / total for k, w in weights.items()}
+
+
+def type2_log_evidence(source: Sequence[Term], base: BaseRoles, coef_set: Iterable[int]) -> float:
+    """``log P(source | base reaction, S)`` under the Type-2 generator (``-inf`` when no ``k_hat`` explains it).
+
+    This is the exact likelihood of a hypothesis about the roles: it lets the decoder weigh role hypotheses by
+    how well the written coefficients fit them (a reagent's coefficient must lie in ``S``; an excess product
+    term carries ``k - k_hat``), on top of the coefficient-blind network's probabilities."""
+    import math
+
+    weights, n_mols = type2_weights(source, base, coef_set)
+    total = sum(weights.values(), Fraction(0))
+    if total == 0:
+        return float("-inf")
+    return math.log(total) - n_mols * math.log(len(frozenset(coef_set)))
 
 
 def bayes_extent(posterior: Posterior) -> int:
@@ -150,5 +172,7 @@ __all__ = [
     "candidates",
     "limiting_extent",
     "type1_extent",
+    "type2_log_evidence",
     "type2_posterior",
+    "type2_weights",
 ]

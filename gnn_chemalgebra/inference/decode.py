@@ -116,18 +116,30 @@ def extent_posterior(
     them, spectator terms are reagents. When the roles explain no extent (wrong roles), every limiting candidate
     gets equal weight.
     """
-    from ..algebra.extent import BaseRoles, type2_posterior
+    cands, post, _ = extent_posterior_evidence(terms, nu, coef_set_name, roles)
+    return cands, post
+
+
+def extent_posterior_evidence(
+    terms: Sequence[Term], nu: Mapping[str, int], coef_set_name: str, roles: Sequence[str] | None = None
+) -> tuple[list[int], list[float], float]:
+    """:func:`extent_posterior` plus ``log P(source | roles)`` under the generator (``-inf``: inconsistent)."""
+    from ..algebra.extent import BaseRoles, type2_log_evidence, type2_weights
     from ..errors import BalanceError
 
     groups = group_terms(terms)
     try:
         base = BaseRoles.from_meta(terms, roles, nu) if roles is not None else base_roles(groups, nu)
-        post = type2_posterior(terms, base, coef_set(coef_set_name))
+        weights, _ = type2_weights(terms, base, coef_set(coef_set_name))
+        log_ev = type2_log_evidence(terms, base, coef_set(coef_set_name)) if weights else float("-inf")
     except BalanceError:
+        weights, log_ev = {}, float("-inf")
+    if not weights:
         cands = extent_candidates(groups, nu)
-        return cands, [1.0 / len(cands)] * len(cands) if cands else []
-    cands = sorted(post)
-    return cands, [float(post[c]) for c in cands]
+        return cands, [1.0 / len(cands)] * len(cands) if cands else [], float("-inf")
+    total = sum(weights.values())
+    cands = sorted(weights)
+    return cands, [float(weights[c] / total) for c in cands], log_ev
 
 
 def extent_features(
@@ -205,6 +217,7 @@ class Decoded:
     main_product: str | None = None
     uncovered: list[str] = field(default_factory=list)
     balanced: bool = True
+    log_evidence: float = 0.0  # Type 2: log P(source | these roles) under the generator; 0 for Type 1
 
 
 def remainder(nu: Mapping[str, int], comps: Mapping[str, Mapping[str, int]], extras: Sequence[str]) -> Counter:
@@ -275,6 +288,7 @@ def decode_bag(
     roles = term_roles(terms, full, vtype)
     cands = extent_candidates(groups, full)
     post: list[float] = []
+    log_ev = 0.0
     if not cands:
         xi = 0
     elif vtype == 1:
@@ -282,7 +296,7 @@ def decode_bag(
 
         xi = min(type1_extent(terms), cands[-1])
     else:
-        cands, post = extent_posterior(terms, full, coef_set_name, roles)
+        cands, post, log_ev = extent_posterior_evidence(terms, full, coef_set_name, roles)
         scores: Sequence[float] = post
         if cands and extent_scorer is not None:
             scores = extent_scorer(cands, extent_features(cands, groups, full, post))
@@ -297,4 +311,5 @@ def decode_bag(
         main_product=main,
         uncovered=uncovered,
         balanced=balanced,
+        log_evidence=log_ev,
     )

@@ -48,7 +48,8 @@ from ..data.edit_dataset import (
 from ..errors import ChemAlgebraError, InputError
 from ..models.edit_model import EditModel, build_edit_model
 
-DEFAULT_CHECKPOINT = Path("runs/edits_cpu/best.pt")
+BUNDLED_CHECKPOINT = Path(__file__).resolve().parents[1] / "checkpoints" / "edit_default.pt"  # package data
+DEFAULT_CHECKPOINT = Path("runs/edits_cpu/best.pt")  # a local training run (configs/edits_cpu.yaml)
 CHECKPOINT_ENV = "GNNCA_EDIT_CHECKPOINT"
 
 
@@ -426,7 +427,11 @@ class EditPredictor:
 
 
 def default_checkpoint() -> Path:
-    return Path(os.environ.get(CHECKPOINT_ENV) or DEFAULT_CHECKPOINT)
+    """``$GNNCA_EDIT_CHECKPOINT``, else the bundled model, else the local training run."""
+    env = os.environ.get(CHECKPOINT_ENV)
+    if env:
+        return Path(env)
+    return BUNDLED_CHECKPOINT if BUNDLED_CHECKPOINT.exists() else DEFAULT_CHECKPOINT
 
 
 @functools.lru_cache(maxsize=4)

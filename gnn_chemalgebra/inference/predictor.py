@@ -3,22 +3,24 @@
 What is covered: roles of every input molecule (reactant / reagent / product already present), by-products and
 leftover chains from the training vocabulary, the main product's FORMULA as the exact composition remainder,
 the extent (Type 1: read off; Type 2: exact Bayes rule, or the learned scorer), output = source + xi * nu.
-NOT covered yet (separate issue): new product GRAPHS in SMILES mode. There the main product is emitted only when
-its composition matches a vocabulary molecule; otherwise the line is written without it and the JSON output
-lists it under ``not_covered``.
+SMILES mode with a bond-edit model attached (``edit``): the role head decides which molecules are consumed, the
+edit decoder proposes the new product GRAPHS over their atoms (plus the exact leftover chain), and the algebra
+does the rest. Without an edit model the main product is emitted only when its composition matches a vocabulary
+molecule; otherwise the line is written without it and the JSON output lists it under ``not_covered``.
 """
 
 from __future__ import annotations
 
 import heapq
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import torch
 from torch_geometric.data import Batch
 
 from ..chem.bag import Term, format_bag
-from ..chem.composition import CHARGE_KEY
+from ..chem.composition import CHARGE_KEY, closed_shell_possible
 from ..chem.formula import write_formula
 from ..chem.molecule import composition
 from ..data.dataset import BagExample, ExtraVocab, to_data, vocab_compositions
@@ -28,6 +30,7 @@ from ..models.gnn import CHARGE_SHIFT, build_model, model_hparams
 from ..training.checkpoint import load_checkpoint
 from .decode import Decoded, decode_bag
 
+EVIDENCE_FLOOR = -20.0
 ROLE_NAMES = {-2: "reactant", -1: "reactant", 0: "reagent", 1: "product", 2: "product"}
 
 
@@ -40,6 +43,16 @@ def kbest_assignments(logp: torch.Tensor, k: int) -> list[tuple[float, tuple[int
     return beams
 
 
+def load_edit_model(path: str | None, device: str | torch.device = "cpu") -> Any:
+    """The bond-edit predictor at ``path`` or the default one; ``None`` when no default exists."""
+    from .edit_decode import EditPredictor, default_checkpoint
+
+    if path is not None:
+        return EditPredictor.from_checkpoint(path, device)
+    ck = default_checkpoint()
+    return EditPredictor.from_checkpoint(ck, device) if ck.exists() else None
+
+
 class Predictor:
     def __init__(
         self,
@@ -48,8 +61,14 @@ class Predictor:
         vocab: ExtraVocab,
         vtype: int,
         device: torch.device | str = "cpu",
+        edit: Any = None,
+        edit_beam: int = 5,
     ) -> None:
         self.model = model.to(device).eval()
+        self.edit = edit if feat.repr == "smiles" else None  # an EditPredictor: product graphs for SMILES
+        self.edit_beam = edit_beam
+        self.edit_role_sets = 2  # Type 2: reactant sets decoded by the edit model before the evidence decides
+        self.edit_cache: dict[tuple, list[tuple[list[str], float]]] = {}
         self.feat = feat
         self.vocab = vocab
         self.vtype = vtype
@@ -59,13 +78,22 @@ class Predictor:
         self.learned_extent = model.hp.get("extent") == "learned"
         self._comp_cache: dict[str, Any] = {}
         self.balance_beam = 4
+        # Type 2: weigh each role hypothesis by the exact likelihood of the written coefficients under the
+        # generator (Bayes: network prior x generator likelihood); every hypothesis in the beam is decoded.
+        self.role_evidence = True
+        # Formula: a neutral main-product remainder must admit a closed-shell molecule (DBE parity)
+        self.valence_check = True
         self.comp_lookup: dict[tuple, str] = {}
         for s in vocab.items[1:]:
             self.comp_lookup.setdefault(tuple(sorted(self._comp(s).items())), s)
 
     # ----------------------------------------------------------------- construction
     @classmethod
-    def from_checkpoint(cls, path: str, device: str | torch.device = "cpu") -> Predictor:
+    def from_checkpoint(
+        cls, path: str, device: str | torch.device = "cpu", edit_checkpoint: str | None = None
+    ) -> Predictor:
+        """A SMILES checkpoint gets the bond-edit model of ``edit_checkpoint`` (default: ``$GNNCA_EDIT_CHECKPOINT``,
+        the bundled one, or ``runs/edits_cpu/best.pt``); without any, new product graphs stay uncovered."""
         ck = load_checkpoint(path, map_location="cpu")
         fz = ck["featurizer"]
         feat = Featurizer(fz["repr"])
@@ -73,7 +101,13 @@ class Predictor:
         hp = ck["meta"]["hparams"]
         model = build_model(hp, vocab_compositions(vocab, feat))
         model.load_state_dict(ck["model"])
-        return cls(model, feat, vocab, int(ck["meta"]["vtype"]), device)
+        edit = None
+        if feat.repr == "smiles":
+            paired = (ck.get("config") or {}).get("model", {}).get("edit_checkpoint")
+            if edit_checkpoint is None and paired and Path(paired).exists():
+                edit_checkpoint = paired  # the edit model this GNN was validated with
+            edit = load_edit_model(edit_checkpoint, device)
+        return cls(model, feat, vocab, int(ck["meta"]["vtype"]), device, edit=edit)
 
     @classmethod
     def build(cls, cfg_model: dict, feat: Featurizer, vocab: ExtraVocab, vtype: int) -> Predictor:
@@ -175,6 +209,8 @@ class Predictor:
         main = self._comp(d.main_product)
         if "C" not in main:
             return False
+        if self.valence_check and self.repr == "formula" and closed_shell_possible(main) is False:
+            return False
         size = sum(v for k, v in main.items() if k != CHARGE_KEY)
         for m, _ in d.new_products:
             if m != d.main_product and sum(v for k, v in self._comp(m).items() if k != CHARGE_KEY) > size:
@@ -203,10 +239,13 @@ class Predictor:
 
         logp = torch.log(r["role_p"].clamp(min=1e-12))
         hyps = kbest_assignments(logp, max(beam, self.balance_beam))
+        if self.edit is not None:
+            return self._report(ex, r, self._decode_with_edits(ex, hyps, beam, scorer), vocab_extras, left)
         # Joint search: role hypotheses x leftover options, most likely first; keep balanced decodings.
         combos = sorted(((rs + ls, assign, o) for rs, assign in hyps for ls, o in options), key=lambda t: -t[0])
         decs: list[tuple[float, Decoded]] = []
         n_bal = 0
+        weigh = self._weigh_evidence(ex)
         for score, assign, ex_try in combos:
             nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, assign, strict=False)}
             d = decode_bag(
@@ -220,17 +259,22 @@ class Predictor:
                 comp_lookup=self.comp_lookup,
                 extent_scorer=scorer,
             )
-            decs.append((score, d))
+            decs.append((score + self._evidence(d) if weigh else score, d))
             n_bal += self._acceptable(d)
-            if n_bal >= max(beam, 1):
+            if n_bal >= max(beam, 1) and not weigh:
                 break
         # Top-1 = the most likely hypothesis whose decoding is balanced (exact algebra), if any.
         # (a decoding that consumes nothing -- no reaction at all -- ranks after every reacting one)
         order = sorted(
             range(len(decs)),
-            key=lambda i: (not self._acceptable(decs[i][1]), not decs[i][1].balanced, i),
+            key=lambda i: (not self._acceptable(decs[i][1]), not decs[i][1].balanced, -decs[i][0] if weigh else i),
         )
         decs = [decs[i] for i in order][: max(beam, 1)]
+        return self._report(ex, r, decs, vocab_extras, left)
+
+    def _report(
+        self, ex: BagExample, r: dict[str, Any], decs: list[tuple[float, Decoded]], vocab_extras: list, left: Any
+    ) -> dict[str, Any]:
         best = decs[0][1]
         terms = best.terms
         if self.naive:
@@ -260,6 +304,71 @@ class Predictor:
             "beam": [{"prediction": format_bag(d.terms), "logp": round(s, 4)} for s, d in decs],
         }
 
+    def _weigh_evidence(self, ex: BagExample) -> bool:
+        return self.role_evidence and ex.vtype == 2
+
+    def _evidence(self, d: Decoded) -> float:
+        """The generator's log-likelihood of the source under a hypothesis, floored so that a confident network
+        can still overrule a hypothesis the coefficients contradict (the rebuilt term layout may be off)."""
+        return max(d.log_evidence, EVIDENCE_FLOOR)
+
+    # ----------------------------------------------------------------- SMILES product graphs
+    @staticmethod
+    def _consumed(ex: BagExample, assign: Sequence[int]) -> tuple[dict[str, int], list[str], list[str]]:
+        """Role hypothesis -> (nu of the consumed molecules only, reactants with multiplicity, reagents)."""
+        nu = {m: min(ROLE_NU[j], 0) for m, j in zip(ex.mols, assign, strict=True)}
+        reactants = [m for m in ex.mols for _ in range(-nu[m])]
+        return nu, reactants, [m for m in ex.mols if nu[m] == 0]
+
+    def edit_products(self, bags: Sequence[tuple[list[str], list[str]]]) -> list[list[tuple[list[str], float]]]:
+        """Ranked new-product sets (input copies kept: the algebra counts them as products already present)."""
+        from .smiles_products import new_products_for_bags
+
+        return new_products_for_bags(
+            bags, self.edit_beam, checkpoint=self.edit, drop_input_copies=False, cache=self.edit_cache
+        )
+
+    def _decode_with_edits(
+        self, ex: BagExample, hyps: list[tuple[float, tuple[int, ...]]], beam: int, scorer: Any
+    ) -> list[tuple[float, Decoded]]:
+        """Role hypotheses (most likely first) x the edit decoder's product sets; the score adds both
+        log-probabilities. Stops at the first hypothesis that yields a balanced, plausible decoding."""
+        decs: list[tuple[float, Decoded]] = []
+        weigh = self._weigh_evidence(ex)
+        seen: set[tuple[str, ...]] = set()
+        for rs, assign in hyps:
+            nu, reactants, reagents = self._consumed(ex, assign)
+            if not reactants or tuple(reactants) in seen:
+                continue
+            seen.add(tuple(reactants))
+            for prods, es in self.edit_products([(reactants, reagents)])[0]:
+                comps = {m: self._comp(m) for m in [*ex.mols, *prods]}
+                d = decode_bag(ex.terms, nu, prods, comps, self.repr, ex.vtype, ex.cset, extent_scorer=scorer)
+                d.main_product = max(prods, key=lambda m: (self._heavy(m), m)) if prods else None
+                decs.append((rs + es + (self._evidence(d) if weigh else 0.0), d))
+            n_ok = sum(self._acceptable(d) for _, d in decs)
+            if n_ok >= max(beam, 1) and (not weigh or len(seen) >= self.edit_role_sets):
+                break
+        if not decs:  # the edit model found nothing: the plain decoding (input copied, nothing consumed)
+            d = decode_bag(ex.terms, {}, [], {m: self._comp(m) for m in ex.mols}, self.repr, ex.vtype, ex.cset)
+            d.balanced, d.uncovered = False, ["no product graph from the edit model"]
+            decs.append((float("-inf"), d))
+        order = sorted(range(len(decs)), key=lambda i: (not self._acceptable(decs[i][1]), -decs[i][0]))
+        return [decs[i] for i in order][: max(beam, 1)]
+
+    def _heavy(self, m: str) -> int:
+        return sum(v for k, v in self._comp(m).items() if k not in (CHARGE_KEY, "H"))
+
+    def warm_edit_cache(self, examples: Sequence[BagExample], outs: Sequence[dict[str, Any]]) -> None:
+        """One batched edit-model pass over the most likely reactant set of every example."""
+        bags = []
+        for ex, r in zip(examples, outs, strict=True):
+            _, reactants, reagents = self._consumed(ex, r["role_p"].argmax(-1).tolist())
+            if reactants:
+                bags.append((reactants, reagents))
+        if bags:
+            self.edit_products(bags)
+
     def _naive_terms(self, ex: BagExample, r: dict[str, Any], best: Decoded) -> list[Term]:
         out = [Term(int(k), m) for m, k in zip(ex.mols, r["coef"], strict=False) if k > 0]
         return out + [Term(int(r["newcoef"]), m) for m, _ in best.new_products if r["newcoef"] > 0]
@@ -269,7 +378,10 @@ class Predictor:
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]
             data = [to_data(ex, self.feat, self.vocab, i, labels=False) for i, ex in enumerate(chunk)]
-            for ex, r in zip(chunk, self.forward(data), strict=False):
+            outs = self.forward(data)
+            if self.edit is not None:
+                self.warm_edit_cache(chunk, outs)
+            for ex, r in zip(chunk, outs, strict=False):
                 results.append(self.decode_one(ex, r, beam))
         return results
 
@@ -278,6 +390,8 @@ class Predictor:
         lines: list[str] = []
         for s in range(0, len(examples), batch_size):
             outs = self.forward(data[s : s + batch_size])
+            if self.edit is not None:
+                self.warm_edit_cache(examples[s : s + batch_size], outs)
             lines += [
                 self.decode_one(ex, r)["prediction"] for ex, r in zip(examples[s : s + batch_size], outs, strict=False)
             ]

@@ -19,12 +19,37 @@ from ..errors import ChemistryError, InputError
 from .decode import guess_coef_set
 
 _ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
-DEFAULT_CHECKPOINT = Path(__file__).resolve().parents[1] / "checkpoints" / "gnn_default.pt"  # package data
+_BUNDLED = Path(__file__).resolve().parents[1] / "checkpoints"  # package data
+DEFAULT_CHECKPOINT = _BUNDLED / "gnn_default.pt"  # formula model
+SMILES_CHECKPOINT = _BUNDLED / "gnn_smiles_default.pt"  # SMILES model (pairs with edit_default.pt)
 
 
-def default_checkpoint() -> Path:
+def default_checkpoint(input_repr: str | None = None) -> Path:
+    """``$GNNCA_CHECKPOINT``, else the bundled model for the input's representation (SMILES input with no
+    bundled SMILES model goes to the formula model, which converts it to formulas)."""
     env = os.environ.get("GNNCA_CHECKPOINT")
-    return Path(env) if env else DEFAULT_CHECKPOINT
+    if env:
+        return Path(env)
+    if input_repr == "smiles" and SMILES_CHECKPOINT.exists():
+        return SMILES_CHECKPOINT
+    return DEFAULT_CHECKPOINT
+
+
+def input_repr(lines: Iterable[str], repr: str | None = None) -> str | None:
+    """``repr`` if given, else the representation of the first readable reaction line (``None``: none)."""
+    if repr is not None:
+        return repr
+    for text in lines:
+        body = text.strip()
+        if not body or body.startswith("#"):
+            continue
+        if _ARROW.search(body):
+            return "smiles"
+        try:
+            return detect_repr([t.mol for t in parse_bag(body, default_coef=1)])
+        except InputError:
+            continue
+    return None
 
 
 def _canon_smiles(s: str) -> str:

@@ -44,12 +44,21 @@ def new_products_for_bags(
     checkpoint: str | Path | EditPredictor | None = None,
     drop_input_copies: bool = True,
     batch_size: int = 32,
+    cache: dict[tuple, list[tuple[list[str], float]]] | None = None,
 ) -> list[list[tuple[list[str], float]]]:
-    """:func:`new_products_for_bag` for many ``(reactants, reagents)`` at once (the model runs batched)."""
+    """:func:`new_products_for_bag` for many ``(reactants, reagents)`` at once (the model runs batched).
+
+    With ``cache`` (a dict the caller keeps), bags already decoded with the same beam are not decoded again:
+    the test settings of one variant, and the variants of one representation, share their base reactions."""
     pred = load_predictor(checkpoint)
-    bags = [(list(r), list(g)) for r, g in bags]
-    cands = pred.predict(bags, beam=beam, batch_size=batch_size)
-    return [_with_leftover(r, g, cs, beam, drop_input_copies) for (r, g), cs in zip(bags, cands, strict=True)]
+    keys = [(tuple(r), tuple(g), beam, drop_input_copies) for r, g in bags]
+    store = cache if cache is not None else {}
+    todo = list(dict.fromkeys(k for k in keys if k not in store))
+    if todo:
+        cands = pred.predict([(list(k[0]), list(k[1])) for k in todo], beam=beam, batch_size=batch_size)
+        for k, cs in zip(todo, cands, strict=True):
+            store[k] = _with_leftover(list(k[0]), list(k[1]), cs, beam, drop_input_copies)
+    return [store[k] for k in keys]
 
 
 def _with_leftover(

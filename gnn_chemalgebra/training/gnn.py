@@ -4,6 +4,7 @@ validation EM, atomic checkpoints (``last.pt`` every epoch, ``best.pt`` on impro
 from __future__ import annotations
 
 import json
+import math
 import platform
 import random
 import time
@@ -18,7 +19,7 @@ from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_composit
 from ..data.featurize import Featurizer
 from ..data.layout import variant_props
 from ..errors import InputError
-from ..inference.predictor import Predictor
+from ..inference.predictor import Predictor, load_edit_model
 from ..models.gnn import build_model, model_hparams
 from ..models.losses import compute_losses
 from . import distributed
@@ -59,6 +60,20 @@ def _restore_rng(meta: dict[str, Any], ck: dict[str, Any], gen: torch.Generator)
     gen.set_state(ck["rng_loader"])
     if torch.cuda.is_available() and "rng_cuda" in ck:
         torch.cuda.set_rng_state_all(list(ck["rng_cuda"]))
+
+
+def scheduled_lr(base: float, step: int, total: int, schedule: str, warmup: float = 0.02) -> float:
+    """Learning rate at optimiser ``step`` of ``total``: ``constant``, or ``cosine`` (linear warm-up over the
+    first ``warmup`` fraction, then cosine decay to 1% of ``base``). Stateless, so a resume is exact."""
+    if schedule == "constant" or total <= 0:
+        return base
+    if schedule != "cosine":
+        raise InputError(f"unknown train.lr_schedule {schedule!r} (choose constant or cosine)")
+    w = max(int(total * warmup), 1)
+    if step < w:
+        return base * (step + 1) / w
+    frac = min((step - w) / max(total - w, 1), 1.0)
+    return base * (0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * frac)))
 
 
 def evaluate(pred: Predictor, ds: BagDataset, repr: str, batch_size: int) -> dict[str, Any]:
@@ -124,7 +139,10 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
         loader = DataLoader(train_ds, batch_size=bs, shuffle=True, generator=gen)
     net = distributed.wrap(model, dist_info, device)
     weights = {"mass_balance": float(tcfg.get("mass_balance_weight", 0.0))}
-    predictor = Predictor(model, feat, vocab, vtype, device)
+    edit = None  # SMILES: validate whole lines, new product graphs included, with the paired bond-edit model
+    if repr_ == "smiles" and mcfg.get("edit_checkpoint"):
+        edit = load_edit_model(str(mcfg["edit_checkpoint"]), device)
+    predictor = Predictor(model, feat, vocab, vtype, device, edit=edit)
     epochs, patience = int(tcfg.get("epochs", 10)), int(tcfg.get("patience", 5))
     clip = float(tcfg.get("grad_clip", 1.0))
     use_amp = bool(tcfg.get("amp", True))
@@ -137,6 +155,8 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
     # (optimiser steps in total); the epoch in progress stops early, is validated and checkpointed.
     max_s = float(tcfg.get("max_minutes", 0) or 0) * 60.0
     max_steps = int(tcfg.get("max_steps", 0) or 0)
+    base_lr, schedule = float(tcfg.get("lr", 1e-3)), str(tcfg.get("lr_schedule", "constant"))
+    total_steps = max_steps or epochs * len(loader)
     t_start = time.perf_counter()
     out_of_budget = False
     if ck is not None and ck["meta"].get("out_of_budget"):
@@ -155,6 +175,8 @@ def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
                 losses = compute_losses(out, batch, model, weights)
                 opt.zero_grad(set_to_none=True)
                 losses["total"].backward()
+                for g in opt.param_groups:
+                    g["lr"] = scheduled_lr(base_lr, step, total_steps, schedule)
                 if clip > 0:
                     torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
                 opt.step()

@@ -17,6 +17,7 @@ from gnn_chemalgebra.algebra.extent import (
     bayes_extent,
     limiting_extent,
     type1_extent,
+    type2_log_evidence,
     type2_posterior,
 )
 from gnn_chemalgebra.chem.bag import Term
@@ -55,6 +56,7 @@ def test_posterior_equals_brute_force(rxn, coef_set) -> None:
         src = [Term(c, m) for m, c in key]
         post = type2_posterior(src, base, coef_set)
         assert post == {k: v / p_obs for k, v in law.items()}
+        assert math.isclose(type2_log_evidence(src, base, coef_set), math.log(p_obs), rel_tol=1e-12)
         p_right += law.get(bayes_extent(post), Fraction(0))
         expected_em += p_obs * bayes_em(post)
     assert p_right == expected_em
@@ -108,3 +110,18 @@ def test_inconsistent_source_and_type1() -> None:
         type2_posterior([Term(3, "C")], base, S_IN)
     assert type1_extent([Term(4, "A"), Term(4, "B")]) == 4
     assert limiting_extent({"A": 7, "B": 9}, {"A": -2, "B": -1, "C": 1}) == 3
+
+
+@pytest.mark.unit
+def test_log_evidence_tells_roles_apart() -> None:
+    """S_out: a term written with 3 cannot be a reagent (k >= 6) but can be an excess product (k - k_hat)."""
+    src = [Term(8, "A"), Term(7, "B"), Term(3, "P")]
+    as_product = BaseRoles.of(["A", "B"], [], ["P"])
+    as_reagent = BaseRoles.of(["A", "B"], ["P"], ["Q"])
+    assert type2_log_evidence(src, as_product, S_OUT) > float("-inf")
+    assert type2_log_evidence(src, as_reagent, S_OUT) == float("-inf")
+    # S_in: both explain the source, and the numbers differ
+    src_in = [Term(4, "A"), Term(5, "B"), Term(2, "P")]
+    a = type2_log_evidence(src_in, as_product, S_IN)
+    b = type2_log_evidence(src_in, as_reagent, S_IN)
+    assert a > float("-inf") and b > float("-inf") and a != b
