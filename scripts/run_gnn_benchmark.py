@@ -57,9 +57,15 @@ def run_config(args: argparse.Namespace, variant: str, model: str, task: str, ru
     if model == "gnn_naive":
         minutes = args.naive_minutes
     extra: list[str] = []
-    if args.steps:  # a fixed optimiser-step budget: equal compute per run, whatever else shares the CPU
-        minutes, extra = 0, [f"train.max_steps={args.steps}"]
-    if task == "cross" and not args.steps:
+    smiles = variant_props(variant)["repr"] == "smiles"
+    steps = (args.steps_smiles or args.steps) if smiles else args.steps
+    if steps:  # a fixed optimiser-step budget: equal compute per run, whatever else shares the CPU
+        minutes, extra = 0, [f"train.max_steps={steps}"]
+    if smiles and args.edit_checkpoint:  # validate whole SMILES lines, product graphs included
+        extra += [f"model.edit_checkpoint={args.edit_checkpoint}"]
+    if smiles and args.val_limit_smiles:
+        extra += [f"data.val_limit={args.val_limit_smiles}"]
+    if task == "cross" and not steps:
         minutes *= args.cross_factor
         std_done = run_dir.parent / f"{model}_std" / "DONE"
         if args.cross_steps_like_std and std_done.exists():
@@ -131,6 +137,10 @@ def _record_errors(exs: list, recs: list[dict[str, Any]], em_flags: list[bool]) 
         roles_ok = pred == gold
         left_ok = sorted(set(r["new_products"]) - {r["main_product"]}) == sorted(ex.extras)
         main_ok = r["main_product"] == ex.main
+        ranked = list(dict.fromkeys(b.get("main_product") for b in r.get("beam", [])))
+        for k in (1, 5):
+            any_wrong[f"main_top{k}_missed"] += ex.main is not None and ex.main not in ranked[:k]
+        any_wrong["has_new_main"] += ex.main is not None
         ext_ok = r["extent"] == ex.xi
         for k, v in (("roles", roles_ok), ("leftover", left_ok), ("main", main_ok), ("extent", ext_ok)):
             any_wrong[k] += not v
@@ -170,7 +180,7 @@ def predict_and_score(
             if pred is None:
                 pred = Predictor.from_checkpoint(str(run_dir / "best.pt"))
             t0 = time.perf_counter()
-            recs = pred.predict(exs, batch_size=256)
+            recs = pred.predict(exs, batch_size=256, beam=args.beam_smiles if repr_ == "smiles" else 1)
             t_pred = time.perf_counter() - t0
             lines = [r["prediction"] for r in recs]
             atomic_write_lines(p_file, lines)
@@ -420,6 +430,15 @@ def export_default(args: argparse.Namespace) -> None:
     keep = ("model", "epoch", "config", "featurizer", "versions")
     save_checkpoint(dst, {**{k: ck[k] for k in keep}, "meta": meta})
     log(f"exported {src} -> {dst} ({dst.stat().st_size / 1e6:.2f} MB)")
+    if args.export_edit:  # the bond-edit model the SMILES GNN decodes with, without its optimiser state
+        e_src = Path(ck["config"]["model"]["edit_checkpoint"])
+        eck = load_checkpoint(e_src)
+        e_dst = Path(args.export_edit)
+        emeta = {**{k: v for k, v in eck["meta"].items() if k != "rng"}, "source_run": str(e_src)}
+        save_checkpoint(
+            e_dst, {**{k: eck[k] for k in ("model", "epoch", "config", "versions") if k in eck}, "meta": emeta}
+        )
+        log(f"exported {e_src} -> {e_dst} ({e_dst.stat().st_size / 1e6:.2f} MB)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -455,6 +474,10 @@ def main(argv: list[str] | None = None) -> int:
         help="Type 1: score test_cross with the standard model (train_cross is the same input for it)",
     )
     ap.add_argument("--limit-test-smiles", type=int, default=0, help="score SMILES variants on the first N lines")
+    ap.add_argument("--steps-smiles", type=int, default=0, help="SMILES variants: steps per run (default --steps)")
+    ap.add_argument("--edit-checkpoint", default="", help="SMILES variants: the bond-edit model to pair with")
+    ap.add_argument("--val-limit-smiles", type=int, default=0, help="SMILES variants: validation lines")
+    ap.add_argument("--beam-smiles", type=int, default=5, help="SMILES: hypotheses kept (top-k main products)")
     ap.add_argument("--keep-previous", default="", help="an earlier gnn.json whose records of --keep-models stay")
     ap.add_argument("--keep-models", default="gnn_naive", help="models whose earlier records are carried over")
     ap.add_argument("--limit-test", type=int, default=0, help="score only the first N lines (smoke runs)")
@@ -462,6 +485,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--aggregate-only", action="store_true")
     ap.add_argument("--export-default", default="", help="write a slim copy of a standard GNN run here")
     ap.add_argument("--export-variant", default="F_T1_x1")
+    ap.add_argument("--export-edit", default="", help="with a SMILES --export-variant: also its edit model here")
     args = ap.parse_args(argv)
     torch.set_num_threads(args.threads)
     command = "python scripts/run_gnn_benchmark.py " + " ".join(shlex.quote(a) for a in (argv or sys.argv[1:]))

@@ -301,7 +301,10 @@ class Predictor:
             "extent_posterior": [round(p, 4) for p in best.posterior],
             "balanced": best.balanced and not self.naive,
             "not_covered": best.uncovered,
-            "beam": [{"prediction": format_bag(d.terms), "logp": round(s, 4)} for s, d in decs],
+            "beam": [
+                {"prediction": format_bag(d.terms), "logp": round(s, 4), "main_product": d.main_product}
+                for s, d in decs
+            ],
         }
 
     def _weigh_evidence(self, ex: BagExample) -> bool:
@@ -344,7 +347,7 @@ class Predictor:
             for prods, es in self.edit_products([(reactants, reagents)])[0]:
                 comps = {m: self._comp(m) for m in [*ex.mols, *prods]}
                 d = decode_bag(ex.terms, nu, prods, comps, self.repr, ex.vtype, ex.cset, extent_scorer=scorer)
-                d.main_product = max(prods, key=lambda m: (self._heavy(m), m)) if prods else None
+                d.main_product = self._main_of([m for m in prods if m not in ex.mols])
                 decs.append((rs + es + (self._evidence(d) if weigh else 0.0), d))
             n_ok = sum(self._acceptable(d) for _, d in decs)
             if n_ok >= max(beam, 1) and (not weigh or len(seen) >= self.edit_role_sets):
@@ -356,8 +359,9 @@ class Predictor:
         order = sorted(range(len(decs)), key=lambda i: (not self._acceptable(decs[i][1]), -decs[i][0]))
         return [decs[i] for i in order][: max(beam, 1)]
 
-    def _heavy(self, m: str) -> int:
-        return sum(v for k, v in self._comp(m).items() if k not in (CHARGE_KEY, "H"))
+    def _main_of(self, new: Sequence[str]) -> str | None:
+        """The main product among new molecules: most atoms, then the smallest string (as the labels)."""
+        return min(new, key=lambda m: (-sum(v for k, v in self._comp(m).items() if k != CHARGE_KEY), m), default=None)
 
     def warm_edit_cache(self, examples: Sequence[BagExample], outs: Sequence[dict[str, Any]]) -> None:
         """One batched edit-model pass over the most likely reactant set of every example."""
