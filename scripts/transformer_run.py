@@ -55,6 +55,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--resume", action="store_true")
     ap.add_argument("--skip-train", action="store_true", help="use <run_dir>/best.pt as it is")
     ap.add_argument("--out", default="", help="JSON file for the records (default <run_dir>/results.json)")
+    ap.add_argument("--model-name", default="transformer", help="the records' model name")
+    ap.add_argument("--settings", default="", help="comma-separated test settings (default: all three)")
     ap.add_argument("--set", dest="overrides", action="append", default=[], help="config override key=value")
     args = ap.parse_args(argv)
     command = "python " + " ".join(shlex.quote(a) for a in [sys.argv[0], *(argv or sys.argv[1:])])
@@ -78,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
     repr_ = str(variant_props(args.variant)["repr"])
     records = []
     speeds = {}
-    for setting in TEST_SETTINGS:
+    for setting in args.settings.split(",") if args.settings else TEST_SETTINGS:
         src_p, tgt_p, _ = split_files(Path(args.built), args.variant, setting)
         if not src_p.exists():
             continue
@@ -98,7 +100,7 @@ def main(argv: list[str] | None = None) -> int:
         beam_lines, _ = well_formed(read_lines(info["beam_file"]), repr_)
         beam_scores = evaluate_lines(beam_lines, tgt, repr_, "paper", beam=args.beam)
         rec = {
-            "model": "transformer",
+            "model": args.model_name,
             "variant": short,
             "setting": setting,
             **{k: scores[k] for k in ("EM", "JAC", "F1", "mol_JAC", "mol_F1", "n")},

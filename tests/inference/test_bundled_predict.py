@@ -1,0 +1,66 @@
+"""`gnnca predict` on a fresh install: the bundled checkpoints answer formula and SMILES input, no training."""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+import pytest
+from typer.testing import CliRunner
+
+from gnn_chemalgebra.chem.bag import parse_bag
+from gnn_chemalgebra.chem.molecule import composition
+from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.inference.edit_decode import BUNDLED_CHECKPOINT as EDIT_CHECKPOINT
+from gnn_chemalgebra.inference.run import DEFAULT_CHECKPOINT, SMILES_CHECKPOINT, default_checkpoint
+
+pytestmark = pytest.mark.integration
+
+AMIDE = "{2}CC(=O)Cl.{2}NCc1ccccc1.{2}CCN(CC)CC"  # acetyl chloride + benzylamine, triethylamine as base
+
+
+def _totals(line: str, repr: str) -> Counter:
+    c: Counter = Counter()
+    for t in parse_bag(line, default_coef=1):
+        for k, v in composition(t.mol, repr).items():  # type: ignore[arg-type]
+            c[k] += t.coef * v
+    return Counter({k: v for k, v in c.items() if v})
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GNNCA_CHECKPOINT", raising=False)
+    monkeypatch.delenv("GNNCA_EDIT_CHECKPOINT", raising=False)
+
+
+def test_bundled_files_are_package_data() -> None:
+    for p in (DEFAULT_CHECKPOINT, SMILES_CHECKPOINT, EDIT_CHECKPOINT):
+        assert p.is_file() and p.stat().st_size < 20e6, p
+    assert default_checkpoint("smiles") == SMILES_CHECKPOINT and default_checkpoint("formula") == DEFAULT_CHECKPOINT
+
+
+def test_smiles_input_gets_product_graphs() -> None:
+    res = CliRunner().invoke(app, ["predict", "-", "--json", "--beam", "3"], input=AMIDE + "\nCCO.CC(=O)O>OS(=O)(=O)O>\n")
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(x) for x in res.stdout.splitlines()]
+    assert len(recs) == 2
+    amide = recs[0]
+    assert amide["main_product"] == "CC(=O)NCc1ccccc1" and amide["balanced"] and not amide["not_covered"]
+    assert _totals(amide["prediction"], "smiles") == _totals(AMIDE, "smiles")
+    assert {"{2}CC(=O)NCc1ccccc1", "{2}Cl", "{2}CCN(CC)CC"} <= set(amide["prediction"].split("."))
+    for r in recs:  # every line the model marks balanced balances, in SMILES
+        assert not r["balanced"] or _totals(r["prediction"], "smiles") == _totals(r["source"], "smiles")
+        assert 1 <= len(r["beam"]) <= 3
+
+
+def test_formula_input_uses_the_formula_model() -> None:
+    res = CliRunner().invoke(app, ["predict", "-"], input="{3}C2H3ClO.{3}C7H9N.{3}C6H15N\n")
+    assert res.exit_code == 0, res.output
+    line = res.stdout.strip()
+    assert _totals(line, "formula") == _totals("{3}C2H3ClO.{3}C7H9N.{3}C6H15N", "formula")
+    assert "{3}C9H11NO" in line.split(".")  # the amide's formula, the exact remainder
+
+
+def test_missing_input_file_is_a_clear_error(tmp_path) -> None:
+    res = CliRunner().invoke(app, ["predict", str(tmp_path / "nope.smi")])
+    assert res.exit_code == 2 and "input file not found" in res.output
