@@ -399,7 +399,7 @@ def error_table(args: argparse.Namespace) -> str:
                     f"| {short} | {s} | {e['n']} | {pct('x', {'x': e['n_fail']})} | {pct('roles', fc)} | "
                     f"{pct('leftover', fc)} | {pct('main', fc)} | {pct('extent', fc)} | {pct('other', fc)} | "
                     f"{pct('roles', w)} | {pct('leftover', w)} | {pct('main', w)} | {pct('extent', w)} | "
-                    f"{main_topk(w)} |"
+                    f"{main_topk(w, short.startswith('S_'))} |"
                 )
     lines += [
         "",
@@ -411,11 +411,12 @@ def error_table(args: argparse.Namespace) -> str:
     return "\n".join(lines)
 
 
-def main_topk(w: dict[str, int]) -> str:
+def main_topk(w: dict[str, int], beam5: bool) -> str:
+    """Main-product accuracy over the lines that have a new main product (top-5 only where the beam was 5)."""
     n = w.get("has_new_main", 0)
     if not n or "main_top1_missed" not in w:
         return "-"
-    return " / ".join(f"{100.0 * (1 - w[f'main_top{k}_missed'] / n):.1f}%" for k in (1, 5))
+    return " / ".join(f"{100.0 * (1 - w[f'main_top{k}_missed'] / n):.1f}%" for k in ((1, 5) if beam5 else (1,)))
 
 
 def export_default(args: argparse.Namespace) -> None:

@@ -272,7 +272,7 @@ def decode_bag(
             main = (comp_lookup or {}).get(key)
             if main is None:
                 balanced = False
-                uncovered.append("main product graph (SMILES decoder not implemented): " + write_formula(rem))
+                uncovered.append("main product graph (no bond-edit model loaded): " + write_formula(rem))
         if main is not None:
             if main in present:
                 nu[main] = nu.get(main, 0) + 1

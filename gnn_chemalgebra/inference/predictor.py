@@ -194,7 +194,7 @@ class Predictor:
 
     def _acceptable(self, d: Decoded) -> bool:
         """A decoding worth stopping at: something is consumed, and it balances -- or, in SMILES mode, its only
-        gap is the main product's graph (not covered yet), which no other hypothesis would fill either."""
+        gap is the main product's graph (no edit model loaded), which no other hypothesis would fill either."""
         if not any(v < 0 for v in d.nu.values()):
             return False
         if d.balanced:
@@ -349,8 +349,9 @@ class Predictor:
                 d = decode_bag(ex.terms, nu, prods, comps, self.repr, ex.vtype, ex.cset, extent_scorer=scorer)
                 d.main_product = self._main_of([m for m in prods if m not in ex.mols])
                 decs.append((rs + es + (self._evidence(d) if weigh else 0.0), d))
-            n_ok = sum(self._acceptable(d) for _, d in decs)
-            if n_ok >= max(beam, 1) and (not weigh or len(seen) >= self.edit_role_sets):
+            # Type 1: the first reactant set with an acceptable decoding (further beam entries come from its
+            # other product sets); Type 2: ``edit_role_sets`` reactant sets, weighed by the evidence.
+            if any(self._acceptable(d) for _, d in decs) and len(seen) >= (self.edit_role_sets if weigh else 1):
                 break
         if not decs:  # the edit model found nothing: the plain decoding (input copied, nothing consumed)
             d = decode_bag(ex.terms, {}, [], {m: self._comp(m) for m in ex.mols}, self.repr, ex.vtype, ex.cset)
@@ -364,12 +365,18 @@ class Predictor:
         return min(new, key=lambda m: (-sum(v for k, v in self._comp(m).items() if k != CHARGE_KEY), m), default=None)
 
     def warm_edit_cache(self, examples: Sequence[BagExample], outs: Sequence[dict[str, Any]]) -> None:
-        """One batched edit-model pass over the most likely reactant set of every example."""
+        """One batched edit-model pass over the reactant sets :meth:`_decode_with_edits` will ask for first."""
         bags = []
         for ex, r in zip(examples, outs, strict=True):
-            _, reactants, reagents = self._consumed(ex, r["role_p"].argmax(-1).tolist())
-            if reactants:
-                bags.append((reactants, reagents))
+            want = self.edit_role_sets if self._weigh_evidence(ex) else 1
+            sets: list[tuple[list[str], list[str]]] = []
+            for _, assign in kbest_assignments(torch.log(r["role_p"].clamp(min=1e-12)), self.balance_beam):
+                _, reactants, reagents = self._consumed(ex, assign)
+                if reactants and all(reactants != s_[0] for s_ in sets):
+                    sets.append((reactants, reagents))
+                if len(sets) >= want:
+                    break
+            bags += sets
         if bags:
             self.edit_products(bags)
 
