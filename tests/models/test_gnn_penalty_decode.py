@@ -71,3 +71,24 @@ def test_gold_labels_decode_exactly(toy):
             assert d.balanced
             lines.append(format_bag(d.terms))
         assert evaluate_lines(lines, [ex.tgt for ex in exs], "formula")["EM"] >= floor
+
+
+def test_penalty_counts_hydrogens() -> None:
+    """A SMILES bag whose by-product needs more hydrogens than the consumed molecules hold is penalised, though
+    every heavy atom is covered: compositions carry explicit H (implicit hydrogens of the SMILES included)."""
+    from gnn_chemalgebra.data.featurize import ELEMENT_INDEX, Featurizer
+
+    feat = Featurizer("smiles")
+    d = feat.bag(["CC(=O)Cl"], [1], [1])  # C2H3ClO, 3 hydrogens
+    assert d.mol_comp[0, ELEMENT_INDEX["H"]] == 3
+    nu = torch.tensor(ROLE_NU, dtype=torch.float)
+    consumed = torch.nn.functional.one_hot(torch.tensor([ROLE_NU.index(-1)]), len(ROLE_NU)).float()
+    by_product = torch.zeros(1, 2)
+    by_product[0, 1] = 1.0  # certainly the by-product of vocabulary index 1
+    ok = torch.zeros(2, d.mol_comp.size(1))
+    ok[1, ELEMENT_INDEX["H"]], ok[1, ELEMENT_INDEX["Cl"]] = 1, 1  # HCl: fits
+    too_many_h = ok.clone()
+    too_many_h[1, ELEMENT_INDEX["H"]] = 5  # H5Cl: two hydrogens more than the bag has
+    graph = torch.zeros(1, dtype=torch.long)
+    assert mass_balance_penalty(consumed, nu, d.mol_comp, graph, by_product, ok, 1).item() == 0.0
+    assert mass_balance_penalty(consumed, nu, d.mol_comp, graph, by_product, too_many_h, 1).item() > 0.0
