@@ -40,7 +40,9 @@ def test_bundled_files_are_package_data() -> None:
 
 
 def test_smiles_input_gets_product_graphs() -> None:
-    res = CliRunner().invoke(app, ["predict", "-", "--json", "--beam", "3"], input=AMIDE + "\nCCO.CC(=O)O>OS(=O)(=O)O>\n")
+    res = CliRunner().invoke(
+        app, ["predict", "-", "--json", "--beam", "3"], input=AMIDE + "\nCCO.CC(=O)O>OS(=O)(=O)O>\n"
+    )
     assert res.exit_code == 0, res.output
     recs = [json.loads(x) for x in res.stdout.splitlines()]
     assert len(recs) == 2
