@@ -278,15 +278,6 @@ def aggregate(args: argparse.Namespace) -> None:
         f = Path(args.runs) / variant_short(v) / "records.json"
         if f.exists():
             records += json.loads(f.read_text())
-    if args.keep_previous and Path(args.keep_previous).exists():
-        have = {(r["model"], r["variant"], r["setting"]) for r in records}
-        old = [
-            {**r, "carried_from": args.keep_previous}
-            for r in json.loads(Path(args.keep_previous).read_text())
-            if (r["model"], r["variant"], r["setting"]) not in have and r["model"] in args.keep_models.split(",")
-        ]
-        records += old
-        log(f"carried {len(old)} earlier records from {args.keep_previous} (models {args.keep_models})")
     # Ceilings of the prefixes that some rows were scored on (computed once, cached in the record).
     for c in records:
         if c["model"] not in ("oracle", "bayes_ceiling"):
@@ -487,8 +478,6 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--edit-checkpoint", default="", help="SMILES variants: the bond-edit model to pair with")
     ap.add_argument("--val-limit-smiles", type=int, default=0, help="SMILES variants: validation lines")
     ap.add_argument("--beam-smiles", type=int, default=5, help="SMILES: hypotheses kept (top-k main products)")
-    ap.add_argument("--keep-previous", default="", help="an earlier gnn.json whose records of --keep-models stay")
-    ap.add_argument("--keep-models", default="gnn_naive", help="models whose earlier records are carried over")
     ap.add_argument("--limit-test", type=int, default=0, help="score only the first N lines (smoke runs)")
     ap.add_argument("--set", action="append", default=[], help="extra config override key=value")
     ap.add_argument("--aggregate-only", action="store_true")
