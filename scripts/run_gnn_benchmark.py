@@ -260,8 +260,11 @@ def ceiling_for(c: dict[str, Any] | None, n: int | None) -> float | None:
 def run_variant(args: argparse.Namespace, variant: str, command: str) -> None:
     short = variant_short(variant)
     rec_file = Path(args.runs) / short / "records.json"
-    recs = ceiling_records(args, variant)
     models = [m for m in ("gnn", "gnn_naive") if m in args.models.split(",")]
+    # records of the models not run this time stay (a naive-only run keeps the GNN's rows, and vice versa)
+    old = json.loads(rec_file.read_text()) if rec_file.exists() else []
+    kept = [r for r in old if r["model"] in MODELS and r["model"] not in models]
+    recs = ceiling_records(args, variant) + kept
     for model in models:
         for task in ("std", "cross"):
             if model == "gnn_naive" and task == "cross" and not args.naive_cross:
