@@ -208,6 +208,11 @@ def predict_and_score(
             "val_best": done.get("best", {}),
             "n_params": done.get("n_params"),
         }
+        if e_file.exists():  # main-product accuracy over the lines with a new main product (SMILES: beam 5)
+            w = json.loads(e_file.read_text())["wrong"]
+            if w.get("has_new_main"):
+                for k in (1, 5) if repr_ == "smiles" else (1,):
+                    rec[f"main_top{k}"] = round(100.0 * (1 - w[f"main_top{k}_missed"] / w["has_new_main"]), 2)
         out.append(rec)
         log(f"  {variant_short(variant)} {model} {setting}: EM {rec['EM']} (strict {rec['EM_strict']}) n={rec['n']}")
     return out
