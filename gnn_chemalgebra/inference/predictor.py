@@ -276,6 +276,8 @@ class Predictor:
         self, ex: BagExample, r: dict[str, Any], decs: list[tuple[float, Decoded]], vocab_extras: list, left: Any
     ) -> dict[str, Any]:
         best = decs[0][1]
+        if not best.balanced:  # every written line balances: without a balanced hypothesis, no reaction
+            best = self._no_reaction(ex, "no balanced hypothesis (" + "; ".join(best.uncovered) + ")")
         terms = best.terms
         if self.naive:
             terms = self._naive_terms(ex, r, best)
@@ -353,12 +355,16 @@ class Predictor:
             # other product sets); Type 2: ``edit_role_sets`` reactant sets, weighed by the evidence.
             if any(self._acceptable(d) for _, d in decs) and len(seen) >= (self.edit_role_sets if weigh else 1):
                 break
-        if not decs:  # the edit model found nothing: the plain decoding (input copied, nothing consumed)
-            d = decode_bag(ex.terms, {}, [], {m: self._comp(m) for m in ex.mols}, self.repr, ex.vtype, ex.cset)
-            d.balanced, d.uncovered = False, ["no product graph from the edit model"]
-            decs.append((float("-inf"), d))
+        if not decs:
+            decs.append((float("-inf"), self._no_reaction(ex, "no product graph from the edit model")))
         order = sorted(range(len(decs)), key=lambda i: (not self._acceptable(decs[i][1]), -decs[i][0]))
         return [decs[i] for i in order][: max(beam, 1)]
+
+    def _no_reaction(self, ex: BagExample, why: str) -> Decoded:
+        """The source copied unchanged (nothing consumed): balanced, and reported under ``not_covered``."""
+        d = decode_bag(ex.terms, {}, [], {m: self._comp(m) for m in ex.mols}, self.repr, ex.vtype, ex.cset)
+        d.uncovered = [why]
+        return d
 
     def _main_of(self, new: Sequence[str]) -> str | None:
         """The main product among new molecules: most atoms, then the smallest string (as the labels)."""

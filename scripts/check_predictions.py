@@ -1,0 +1,60 @@
+"""Check every prediction file of a benchmark run: each molecule parses (RDKit for SMILES) and each line balances
+against its source line (element counts with explicit hydrogens, and net charge, coefficient-weighted).
+
+Example::
+
+    python scripts/check_predictions.py --runs runs/bench --built built/full
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections import Counter
+from pathlib import Path
+
+from gnn_chemalgebra.chem.bag import parse_bag
+from gnn_chemalgebra.chem.molecule import composition
+from gnn_chemalgebra.data.layout import split_files, variant_props
+from gnn_chemalgebra.errors import ChemAlgebraError
+from gnn_chemalgebra.io import read_lines
+
+
+def totals(line: str, repr_: str) -> Counter | None:
+    """Coefficient-weighted composition of a bag, or ``None`` when a molecule does not parse."""
+    c: Counter = Counter()
+    try:
+        for t in parse_bag(line, default_coef=1):
+            for k, v in composition(t.mol, repr_).items():  # type: ignore[arg-type]
+                c[k] += t.coef * v
+    except ChemAlgebraError:
+        return None
+    return Counter({k: v for k, v in c.items() if v})
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--runs", default="runs/bench")
+    ap.add_argument("--built", default="built/full")
+    args = ap.parse_args(argv)
+    print("| variant | run | setting | lines | molecules parse | balanced |")
+    print("|---|---|---|---|---|---|")
+    bad = 0
+    for pred_file in sorted(Path(args.runs).glob("*/gnn_*/pred-*.txt")):
+        variant = "ChemAlgebra_" + pred_file.parts[-3]
+        setting = pred_file.stem.removeprefix("pred-")
+        repr_ = str(variant_props(variant)["repr"])
+        preds = read_lines(pred_file)
+        src = read_lines(split_files(Path(args.built), variant, setting)[0])[: len(preds)]
+        parsed = balanced = 0
+        for p, s in zip(preds, src, strict=True):
+            t = totals(p, repr_)
+            parsed += t is not None
+            balanced += t is not None and t == totals(s, repr_)
+        bad += len(preds) - balanced
+        print(f"| {pred_file.parts[-3]} | {pred_file.parts[-2]} | {setting} | {len(preds)} | {parsed} | {balanced} |")
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
