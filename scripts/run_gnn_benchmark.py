@@ -271,7 +271,7 @@ def run_variant(args: argparse.Namespace, variant: str, command: str) -> None:
     kept = [r for r in old if r["model"] in MODELS and r["model"] not in models]
     recs = ceiling_records(args, variant) + kept
     for model in models:
-        for task in ("std", "cross"):
+        for task in args.tasks.split(","):
             if model == "gnn_naive" and task == "cross" and not args.naive_cross:
                 continue
             run_dir = ensure_trained(args, variant, model, task)
@@ -476,6 +476,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=0, help="optimiser steps per run instead of a wall-clock budget")
     ap.add_argument("--models", default="gnn,gnn_naive", help="comma-separated: gnn, gnn_naive")
+    ap.add_argument("--tasks", default="std,cross", help="comma-separated: std (train/valid), cross (train_cross)")
     ap.add_argument(
         "--t1-cross-from-std",
         action="store_true",
