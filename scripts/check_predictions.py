@@ -36,11 +36,14 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--runs", default="runs/bench")
     ap.add_argument("--built", default="built/full")
+    ap.add_argument("--naive", action="store_true", help="also the naive ablation (it writes unbalanced lines)")
     args = ap.parse_args(argv)
     print("| variant | run | setting | lines | molecules parse | balanced |")
     print("|---|---|---|---|---|---|")
     bad = 0
-    for pred_file in sorted(Path(args.runs).glob("*/gnn_*/pred-*.txt")):
+    runs = ("gnn_std", "gnn_cross", "gnn_naive_std", "gnn_naive_cross") if args.naive else ("gnn_std", "gnn_cross")
+    files = sorted(f for r in runs for f in Path(args.runs).glob(f"*/{r}/pred-*.txt"))
+    for pred_file in files:
         variant = "ChemAlgebra_" + pred_file.parts[-3]
         setting = pred_file.stem.removeprefix("pred-")
         repr_ = str(variant_props(variant)["repr"])
