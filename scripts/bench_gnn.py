@@ -28,7 +28,7 @@ from collections import Counter
 from pathlib import Path
 
 from gnn_chemalgebra.chem.bag import parse_bag
-from gnn_chemalgebra.chem.molecule import composition, detect_repr
+from gnn_chemalgebra.chem.molecule import bag_composition, composition, detect_repr
 from gnn_chemalgebra.data.layout import split_files
 from gnn_chemalgebra.io import read_lines
 
@@ -50,11 +50,7 @@ def run_measured(cmd: list[str], stdout_path: Path | None = None) -> tuple[float
 
 
 def totals(line: str, repr: str) -> Counter:
-    c: Counter = Counter()
-    for t in parse_bag(line, default_coef=1):
-        for k, v in composition(t.mol, repr).items():  # type: ignore[arg-type]
-            c[k] += t.coef * v
-    return Counter({k: v for k, v in c.items() if v})
+    return bag_composition(line, repr)  # type: ignore[arg-type]
 
 
 def all_parse(line: str, repr: str) -> bool:

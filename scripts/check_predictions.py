@@ -13,8 +13,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from gnn_chemalgebra.chem.bag import parse_bag
-from gnn_chemalgebra.chem.molecule import composition
+from gnn_chemalgebra.chem.molecule import bag_composition
 from gnn_chemalgebra.data.layout import split_files, variant_props
 from gnn_chemalgebra.errors import ChemAlgebraError
 from gnn_chemalgebra.io import read_lines
@@ -22,14 +21,10 @@ from gnn_chemalgebra.io import read_lines
 
 def totals(line: str, repr_: str) -> Counter | None:
     """Coefficient-weighted composition of a bag, or ``None`` when a molecule does not parse."""
-    c: Counter = Counter()
     try:
-        for t in parse_bag(line, default_coef=1):
-            for k, v in composition(t.mol, repr_).items():  # type: ignore[arg-type]
-                c[k] += t.coef * v
+        return bag_composition(line, repr_)  # type: ignore[arg-type]
     except ChemAlgebraError:
         return None
-    return Counter({k: v for k, v in c.items() if v})
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -68,3 +68,15 @@ def detect_repr(mols: list[str]) -> Repr:
         elif not canonical_form:
             return "smiles"
     return "formula" if unambiguous else "smiles"
+
+
+def bag_composition(line: str, repr: Repr) -> Counter:
+    """Coefficient-weighted composition of a whole ``{k}MOL.{k}MOL`` line (bare terms count once): two sides
+    balance when theirs are equal. Raises the project's errors on an unparsable term."""
+    from .bag import parse_bag
+
+    total: Counter = Counter()
+    for t in parse_bag(line, default_coef=1):
+        for k, v in composition(t.mol, repr).items():
+            total[k] += t.coef * v
+    return Counter({k: v for k, v in total.items() if v})
