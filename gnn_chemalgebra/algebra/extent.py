@@ -138,9 +138,14 @@ def type2_log_evidence(source: Sequence[Term], base: BaseRoles, coef_set: Iterab
     This is the exact likelihood of a hypothesis about the roles: it lets the decoder weigh role hypotheses by
     how well the written coefficients fit them (a reagent's coefficient must lie in ``S``; an excess product
     term carries ``k - k_hat``), on top of the coefficient-blind network's probabilities."""
+    weights, n_mols = type2_weights(source, base, coef_set)
+    return log_evidence(weights, n_mols, coef_set)
+
+
+def log_evidence(weights: Posterior, n_mols: int, coef_set: Iterable[int]) -> float:
+    """``log P(source | base reaction, S)`` from :func:`type2_weights`' output (``-inf`` when empty)."""
     import math
 
-    weights, n_mols = type2_weights(source, base, coef_set)
     total = sum(weights.values(), Fraction(0))
     if total == 0:
         return float("-inf")
@@ -171,6 +176,7 @@ __all__ = [
     "bayes_extent",
     "candidates",
     "limiting_extent",
+    "log_evidence",
     "type1_extent",
     "type2_log_evidence",
     "type2_posterior",

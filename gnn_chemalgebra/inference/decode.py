@@ -124,14 +124,14 @@ def extent_posterior_evidence(
     terms: Sequence[Term], nu: Mapping[str, int], coef_set_name: str, roles: Sequence[str] | None = None
 ) -> tuple[list[int], list[float], float]:
     """:func:`extent_posterior` plus ``log P(source | roles)`` under the generator (``-inf``: inconsistent)."""
-    from ..algebra.extent import BaseRoles, type2_log_evidence, type2_weights
+    from ..algebra.extent import BaseRoles, log_evidence, type2_weights
     from ..errors import BalanceError
 
     groups = group_terms(terms)
     try:
         base = BaseRoles.from_meta(terms, roles, nu) if roles is not None else base_roles(groups, nu)
-        weights, _ = type2_weights(terms, base, coef_set(coef_set_name))
-        log_ev = type2_log_evidence(terms, base, coef_set(coef_set_name)) if weights else float("-inf")
+        weights, n_mols = type2_weights(terms, base, coef_set(coef_set_name))
+        log_ev = log_evidence(weights, n_mols, coef_set(coef_set_name))
     except BalanceError:
         weights, log_ev = {}, float("-inf")
     if not weights:
