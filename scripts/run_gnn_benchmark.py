@@ -420,7 +420,7 @@ def main_topk(w: dict[str, int], beam5: bool) -> str:
 
 def export_default(args: argparse.Namespace) -> None:
     """Slim copy (weights, config, featuriser, versions, metrics; no optimiser) of one run's best checkpoint."""
-    from gnn_chemalgebra.training.checkpoint import load_checkpoint, save_checkpoint
+    from gnn_chemalgebra.checkpoint import load_checkpoint, save_checkpoint
 
     src = Path(args.runs) / args.export_variant / "gnn_std" / "best.pt"
     ck = load_checkpoint(src)

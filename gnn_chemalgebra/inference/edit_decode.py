@@ -373,7 +373,7 @@ class EditPredictor:
 
     @classmethod
     def from_checkpoint(cls, path: str | Path, device: str | torch.device = "cpu") -> EditPredictor:
-        from ..training.checkpoint import load_checkpoint
+        from ..checkpoint import load_checkpoint
 
         ck = load_checkpoint(path, map_location=device)
         meta = ck.get("meta", {})

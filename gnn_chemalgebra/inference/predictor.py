@@ -19,6 +19,7 @@ from typing import Any
 import torch
 from torch_geometric.data import Batch
 
+from ..checkpoint import load_checkpoint
 from ..chem.bag import Term, format_bag
 from ..chem.composition import CHARGE_KEY, closed_shell_possible
 from ..chem.formula import write_formula
@@ -27,7 +28,6 @@ from ..data.dataset import BagExample, ExtraVocab, to_data, vocab_compositions
 from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, ROLE_NU, Featurizer
 from ..errors import ChemAlgebraError
 from ..models.gnn import CHARGE_SHIFT, build_model, model_hparams
-from ..training.checkpoint import load_checkpoint
 from .decode import Decoded, decode_bag
 
 EVIDENCE_FLOOR = -20.0

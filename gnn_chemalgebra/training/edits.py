@@ -23,11 +23,11 @@ import numpy as np
 import torch
 from torch_geometric.loader import DataLoader
 
+from ..checkpoint import load_checkpoint, save_checkpoint
 from ..config import load_config
 from ..data.edit_dataset import EDIT_FEATURIZER_VERSION, build_examples, load_records
 from ..errors import InputError
 from ..models.edit_model import build_edit_model, edit_hparams, edit_losses, exact_edit_hits
-from .checkpoint import load_checkpoint, save_checkpoint
 from .device import seed_everything, select_device
 from .logging import RunLogger
 

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch_geometric.loader import DataLoader
 
+from ..checkpoint import load_checkpoint, save_checkpoint
 from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions
 from ..data.featurize import Featurizer
 from ..data.layout import variant_props
@@ -23,7 +24,6 @@ from ..inference.predictor import Predictor, load_edit_model
 from ..models.gnn import build_model, model_hparams
 from ..models.losses import compute_losses
 from . import distributed
-from .checkpoint import load_checkpoint, save_checkpoint
 from .device import autocast, seed_everything, select_device
 from .logging import NullLogger, RunLogger, progress
 

@@ -1,7 +1,7 @@
 """Training and prediction of the sequence-Transformer baseline under the project's harness.
 
 ``gnnca train`` dispatches here when ``model.name == "transformer"``; ``gnnca predict`` calls
-:func:`predict_lines`. Checkpoints follow :mod:`gnn_chemalgebra.training.checkpoint` (atomic, weights_only)
+:func:`predict_lines`. Checkpoints follow :mod:`gnn_chemalgebra.checkpoint` (atomic, weights_only)
 and hold everything needed to continue bit-for-bit on CPU: weights, optimizer, step, epoch, position in the
 epoch, RNG states, config, vocabulary and versions. The data order of epoch e is a pure function of
 (seed, e), so a resumed run visits the same batches as an uninterrupted one.
@@ -24,12 +24,12 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from ..checkpoint import load_checkpoint, save_checkpoint
 from ..data.layout import split_files, variant_props
 from ..data.tokenize import BOS_ID, EOS_ID, PAD_ID, Vocab, detokenize, get_tokenizer
 from ..errors import InputError
 from ..io import atomic_write_lines, read_lines
 from ..models.transformer import Seq2SeqTransformer, build_model, count_parameters
-from .checkpoint import load_checkpoint, save_checkpoint
 from .device import autocast, seed_everything, select_device
 
 TRAIN_DEFAULTS: dict[str, Any] = {

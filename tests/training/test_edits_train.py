@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
+from gnn_chemalgebra.checkpoint import load_checkpoint, save_checkpoint
 from gnn_chemalgebra.chem.edits import gold_products
 from gnn_chemalgebra.data.edit_dataset import record_example
 from gnn_chemalgebra.inference.edit_decode import EditPredictor, predict_products
 from gnn_chemalgebra.inference.smiles_products import new_products_for_bag
-from gnn_chemalgebra.training.checkpoint import load_checkpoint, save_checkpoint
 from gnn_chemalgebra.training.edits import train_edits
 
 pytestmark = pytest.mark.integration

@@ -10,6 +10,7 @@ import pytest
 import torch
 from typer.testing import CliRunner
 
+from gnn_chemalgebra.checkpoint import load_checkpoint
 from gnn_chemalgebra.chem.bag import parse_bag
 from gnn_chemalgebra.chem.molecule import composition
 from gnn_chemalgebra.cli import app
@@ -17,7 +18,6 @@ from gnn_chemalgebra.config import load_config
 from gnn_chemalgebra.data.dataset import write_toy_variant
 from gnn_chemalgebra.inference.predictor import Predictor
 from gnn_chemalgebra.inference.run import predict_lines
-from gnn_chemalgebra.training.checkpoint import load_checkpoint
 from gnn_chemalgebra.training.run import train
 
 pytestmark = pytest.mark.integration

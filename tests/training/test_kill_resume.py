@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 import torch
 
+from gnn_chemalgebra.checkpoint import load_checkpoint
 from gnn_chemalgebra.data.dataset import write_toy_variant
-from gnn_chemalgebra.training.checkpoint import load_checkpoint
 
 pytestmark = pytest.mark.integration
 VARIANT = "ChemAlgebra_F_T1_x1"
@@ -90,7 +90,7 @@ def test_sigkill_anywhere_then_resume_matches_uninterrupted(tmp_path: Path) -> N
 
 
 def test_stale_temp_files_are_removed_on_next_save(tmp_path: Path) -> None:
-    from gnn_chemalgebra.training.checkpoint import save_checkpoint
+    from gnn_chemalgebra.checkpoint import save_checkpoint
 
     stale = tmp_path / ".last.pt.abc123.tmp"
     stale.write_bytes(b"half a checkpoint")

@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 import torch
 
+from gnn_chemalgebra.checkpoint import load_checkpoint
 from gnn_chemalgebra.config import apply_overrides, load_config
 from gnn_chemalgebra.errors import InputError
 from gnn_chemalgebra.io import read_lines
-from gnn_chemalgebra.training.checkpoint import load_checkpoint
 from gnn_chemalgebra.training.seq2seq import (
     bag_key,
     exact_match,

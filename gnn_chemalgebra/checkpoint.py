@@ -9,8 +9,8 @@ from typing import Any
 
 import torch
 
-from ..errors import InputError
-from ..io import atomic_write_bytes
+from .errors import InputError
+from .io import atomic_write_bytes
 
 
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
