@@ -175,16 +175,28 @@ def ceiling_cmd(
 @friendly_errors
 def train_cmd(
     config: Path = typer.Option(..., "--config", help="YAML preset, e.g. configs/gnn_cpu.yaml."),
-    set_: list[str] = typer.Option([], "--set", help="Override a config key: --set train.lr=0.001 (repeatable)."),
+    set_: list[str] = typer.Option(
+        [], "--set", help="Override a config key: --set train.lr=0.001 (repeatable; unknown keys are refused)."
+    ),
     resume: bool = typer.Option(False, "--resume", help="Continue from <run_dir>/last.pt."),
+    print_config: bool = typer.Option(
+        False, "--print-config", help="Print the full config (defaults filled in) as YAML and exit without training."
+    ),
 ) -> None:
-    """Train the model named by model.name (gnn, naive, transformer) and write checkpoints to run_dir."""
+    """Train the model named by model.name (gnn, naive, edits, transformer); checkpoints go to run_dir."""
     import json
 
-    from .config import load_config
+    from .config import load_typed_config
+
+    cfg = load_typed_config(config, set_)
+    if print_config:
+        import yaml
+
+        typer.echo(yaml.safe_dump(cfg.to_dict(), sort_keys=False), nl=False)
+        return
     from .training.run import train
 
-    summary = train(load_config(config, set_), resume=resume)
+    summary = train(cfg, resume=resume)
     if isinstance(summary, dict):
         typer.echo(json.dumps({k: v for k, v in summary.items() if k != "history"}, indent=1, default=str))
 

@@ -1,47 +1,436 @@
-"""YAML configs with ``--set key.sub=value`` overrides (values parsed as YAML scalars)."""
+"""Typed run configuration: the YAML schema as dataclasses, with every default in this one module.
+
+A config has the sections ``data``, ``model``, ``train`` and ``decode`` plus ``run_dir``. The ``model`` section
+depends on ``model.name`` (``gnn``/``naive``, ``edits`` or ``transformer``); ``train`` defaults that differ per
+model are listed in :data:`TRAIN_DEFAULTS_BY_MODEL`. An unknown key (in the YAML file or a ``--set a.b=c``
+override) is an :class:`~gnn_chemalgebra.errors.InputError` naming the key and the closest valid one; a value
+of the wrong type is one line naming the key and the expected type. Checkpoints store :meth:`Config.to_dict`
+(plain data, ``weights_only``-loadable); :func:`decode_settings` reads the decode section back from it.
+"""
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable
+import dataclasses
+import difflib
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, get_type_hints
 
 import yaml
 
 from .errors import InputError
 
 
+def _opt(default: Any, *, choices: tuple[str, ...] = (), lo: float | None = None, hi: float | None = None) -> Any:
+    """A dataclass field with validation metadata (allowed strings, numeric range)."""
+    return field(default=default, metadata={"choices": choices, "lo": lo, "hi": hi})
+
+
+@dataclass
+class DataConfig:
+    dir: str | None = None  # built dataset root (``gnnca data build --out``)
+    variant: str | None = None  # e.g. ChemAlgebra_F_T1_x1 (not used by the edit model)
+    train_split: str = "train"
+    val_split: str = "valid"
+    limit: int = _opt(0, lo=0)  # first N training lines; 0 = all
+    val_limit: int = _opt(0, lo=0)  # first N validation lines; 0 = all
+    lazy: bool = False  # GNN: featurise bags on access (memory grows with examples, not graphs)
+    max_pairs: int = _opt(6000, lo=1)  # edit model: candidate pairs per reaction above which pairs are sampled
+    tokenizer: str = "auto"  # transformer: auto (from the variant), formula, smiles, or a digit-level one
+    max_src_tokens: int = _opt(1000, lo=1)  # transformer: longer pairs are dropped (never truncated)
+    max_tgt_tokens: int = _opt(200, lo=1)
+
+
+@dataclass
+class GNNModelConfig:
+    """The bag GNN (``gnn``) and its raw-coefficient ablation (``naive``); see ``models/gnn.py``."""
+
+    name: str = _opt("gnn", choices=("gnn", "naive"))
+    conv: str = _opt("gine", choices=("gine", "gatv2"))
+    hidden: int = _opt(128, lo=1)
+    layers: int = _opt(3, lo=1)
+    heads: int = _opt(4, lo=1)
+    dropout: float = _opt(0.1, lo=0.0, hi=1.0)
+    bag_mixer: str = _opt("transformer", choices=("transformer", "none"))
+    bag_layers: int = _opt(1, lo=0)
+    set_encoder: str = _opt("transformer", choices=("transformer", "deepsets"))
+    set_layers: int = _opt(2, lo=0)
+    extent: str = _opt("bayes", choices=("bayes", "learned"))
+    leftover: str = _opt("elements", choices=("elements", "vocab"))
+    left_classes: int = _opt(6, lo=1)
+    mol_comp_features: bool = True
+    vocab_size: int = _opt(512, lo=1)  # by-product vocabulary
+    vocab_min_count: int = _opt(1, lo=1)
+    edit_checkpoint: str | None = None  # SMILES: the bond-edit model used to validate whole lines
+
+
+@dataclass
+class EditModelConfig:
+    """The bond-edit product-graph model; see ``models/edit_model.py``."""
+
+    name: str = _opt("edits", choices=("edits",))
+    hidden: int = _opt(128, lo=1)
+    layers: int = _opt(3, lo=1)
+    attn_layers: int = _opt(2, lo=0)
+    heads: int = _opt(4, lo=1)
+    dropout: float = _opt(0.1, lo=0.0, hi=1.0)
+
+
+@dataclass
+class TransformerModelConfig:
+    """The sequence-Transformer baseline; see ``models/transformer.py``."""
+
+    name: str = _opt("transformer", choices=("transformer",))
+    d_model: int = _opt(512, lo=2)
+    nhead: int = _opt(8, lo=1)
+    enc_layers: int = _opt(6, lo=1)
+    dec_layers: int = _opt(6, lo=1)
+    d_ff: int = _opt(512, lo=1)
+    dropout: float = _opt(0.1, lo=0.0, hi=1.0)
+    share_embeddings: bool = True
+    positional: str = _opt("sinusoidal", choices=("sinusoidal", "learned"))
+    max_positions: int = _opt(1024, lo=1)
+
+
+MODEL_CONFIGS: dict[str, type] = {
+    "gnn": GNNModelConfig,
+    "naive": GNNModelConfig,
+    "edits": EditModelConfig,
+    "transformer": TransformerModelConfig,
+}
+LR_SCHEDULES = ("constant", "cosine", "noam", "cosine_epochs")
+
+
+@dataclass
+class TrainConfig:
+    seed: int = 0
+    device: str = "auto"  # auto | cpu | cuda | cuda:N
+    amp: bool = True  # bf16 autocast on CUDA (CPU stays fp32)
+    num_threads: int = _opt(0, lo=0)  # 0 = torch's default
+    tensorboard: bool = True
+    progress: bool = True
+    # budget: whichever comes first
+    epochs: int = _opt(10, lo=0)  # 0 = no epoch limit (then set max_steps or max_minutes)
+    max_steps: int = _opt(0, lo=0)  # optimiser steps in total; 0 = none
+    max_minutes: float = _opt(0.0, lo=0.0)  # wall clock of this invocation; 0 = none
+    batch_size: int = _opt(32, lo=1)  # reactions per optimiser step
+    batch_tokens: int = _opt(0, lo=0)  # transformer: cap on padded tokens per batch; 0 = none
+    sampler: str = _opt("", choices=("", "distributed"))  # distributed: the DDP sampler with one process too
+    # optimiser and schedule
+    optimizer: str = _opt("adamw", choices=("adam", "adamw"))
+    lr: float = _opt(1e-3, lo=0.0)
+    betas: list[float] = field(default_factory=lambda: [0.9, 0.999])
+    weight_decay: float = _opt(0.0, lo=0.0)
+    lr_schedule: str = _opt("constant", choices=LR_SCHEDULES)
+    warmup: float = _opt(0.02, lo=0.0, hi=1.0)  # cosine/noam warm-up as a share of the step budget
+    warmup_steps: int = _opt(0, lo=0)  # an explicit warm-up length (wins over the share; constant uses only this)
+    grad_clip: float = _opt(1.0, lo=0.0)  # 0 = off
+    # losses
+    mass_balance_weight: float = _opt(0.0, lo=0.0)  # GNN
+    nochange_weight: float = _opt(0.2, lo=0.0)  # edit model
+    prod_weight: float = _opt(0.5, lo=0.0)  # edit model
+    label_smoothing: float = _opt(0.1, lo=0.0, hi=1.0)  # transformer
+    # validation and early stopping
+    eval_every: int = _opt(0, lo=0)  # optimiser steps between validations; 0 = at the end of every epoch
+    monitor: str = ""  # metric(s) to early-stop on, e.g. EM or val_em,val_token_acc (lexicographic); "" = model's
+    patience: int = _opt(5, lo=0)  # validations without improvement; 0 = off
+    patience_steps: int = _opt(0, lo=0)  # optimiser steps since the best validation; 0 = use ``patience``
+    target: float = 0.0  # stop once the monitored metric reaches this (smoke tests); 0 = off
+    val_em_lines: int = _opt(200, lo=0)  # transformer: greedy EM on the first N validation lines
+
+
+# Train defaults that differ per model (today's values of each trainer), applied under the dataclass defaults.
+TRAIN_DEFAULTS_BY_MODEL: dict[str, dict[str, Any]] = {
+    "gnn": {"monitor": "EM"},
+    "naive": {"monitor": "EM"},
+    "edits": {
+        "epochs": 30,
+        "num_threads": 1,
+        "tensorboard": False,
+        "progress": False,
+        "lr_schedule": "cosine_epochs",
+        "monitor": "exact_edits",
+    },
+    "transformer": {
+        "batch_size": 64,
+        "optimizer": "adam",
+        "lr": 5e-4,
+        "betas": [0.9, 0.998],
+        "lr_schedule": "noam",
+        "warmup_steps": 400,
+        "eval_every": 200,
+        "monitor": "val_loss",
+    },
+}
+
+
+@dataclass
+class DecodeConfig:
+    """Prediction settings, saved with every checkpoint (a checkpoint without them gets these defaults)."""
+
+    # transformer decoding
+    beam: int = _opt(10, lo=1)
+    max_len: int = _opt(200, lo=1)
+    batch_size: int = _opt(32, lo=1)
+    length_penalty: float = 0.0
+    # GNN predictor
+    balance_beam: int = _opt(4, lo=1)  # role hypotheses decoded before the best balanced one is chosen
+    edit_beam: int = _opt(5, lo=1)  # product graphs per reactant set from the bond-edit model
+    edit_role_sets: int = _opt(2, lo=1)  # Type 2: reactant sets decoded by the edit model before the evidence decides
+    evidence_floor: float = -20.0  # lower bound of a hypothesis' log evidence
+    role_evidence: bool = True  # Type 2: weigh role hypotheses by the likelihood of the written coefficients
+    valence_check: bool = True  # formula: a neutral main-product remainder must admit a closed-shell molecule
+
+
+@dataclass
+class Config:
+    run_dir: str = ""  # "" = runs/<model.name>
+    data: DataConfig = field(default_factory=DataConfig)
+    model: Any = field(default_factory=GNNModelConfig)
+    train: TrainConfig = field(default_factory=TrainConfig)
+    decode: DecodeConfig = field(default_factory=DecodeConfig)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain nested dict (what checkpoints store and ``cfg[...]`` readers expect)."""
+        return dataclasses.asdict(self)
+
+    @property
+    def model_name(self) -> str:
+        return str(self.model.name)
+
+
+SECTIONS: dict[str, type] = {"data": DataConfig, "train": TrainConfig, "decode": DecodeConfig}
+# Older key names, still read (the scripts and saved configs of earlier runs use them).
+ALIASES: dict[str, str] = {
+    "data.limit_train": "data.limit",
+    "data.limit_valid": "data.val_limit",
+    "data.valid_split": "data.val_split",
+    "train.schedule": "train.lr_schedule",
+    "train.early_stop_metric": "train.monitor",
+}
+_TYPE_NAMES = {int: "an integer", float: "a number", bool: "true or false", str: "a string"}
+
+
+# --------------------------------------------------------------------------- loading
 def load_config(path: str | Path, overrides: Iterable[str] = ()) -> dict[str, Any]:
+    """Read a YAML preset, apply ``--set`` overrides, validate, fill defaults; a plain dict (see :class:`Config`)."""
+    return load_typed_config(path, overrides).to_dict()
+
+
+def load_typed_config(path: str | Path, overrides: Iterable[str] = ()) -> Config:
     path = Path(path)
     try:
-        cfg = yaml.safe_load(path.read_text()) or {}
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
     except FileNotFoundError:
         raise InputError("config file not found", path=str(path)) from None
+    except IsADirectoryError:
+        raise InputError("config path is a folder, not a YAML file", path=str(path)) from None
+    except UnicodeDecodeError:
+        raise InputError("config is not a UTF-8 text file", path=str(path)) from None
     except yaml.YAMLError as err:
-        raise InputError(f"invalid YAML: {err}", path=str(path)) from None
-    if not isinstance(cfg, dict):
+        reason = " ".join(str(err).split())
+        raise InputError(f"invalid YAML: {reason}", path=str(path)) from None
+    if not isinstance(raw, dict):
         raise InputError("config must be a mapping at top level", path=str(path))
-    return apply_overrides(cfg, overrides)
+    parse_config(raw, source=str(path))  # errors in the file itself are reported against the file
+    cfg = raw
+    for item in overrides:
+        cfg = apply_overrides(cfg, [item])
+        parse_config(cfg, source=_set_source(item))
+    return parse_config(cfg, source=str(path))
 
 
-def apply_overrides(cfg: dict[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
-    """Return a copy of ``cfg`` with each ``a.b.c=value`` applied (creating missing levels)."""
-    out = copy.deepcopy(cfg)
+def _set_source(item: str) -> str:
+    """How an override is named in a message: as typed, or quoted when it holds line breaks or controls."""
+    return f"--set {item}" if item.isprintable() else f"--set {item!r}"
+
+
+def apply_overrides(cfg: Mapping[str, Any], overrides: Iterable[str]) -> dict[str, Any]:
+    """Return a copy of ``cfg`` with each ``a.b.c=value`` applied (value parsed as a YAML scalar)."""
+    out = copy.deepcopy(dict(cfg))
     for item in overrides:
         if "=" not in item:
-            raise InputError(f"override {item!r} must look like key.sub=value")
+            raise InputError(f"override {item!r} must look like key.sub=value", path="--set")  # repr: one line
         key, raw = item.split("=", 1)
         parts = key.strip().split(".")
-        if not all(parts):
-            raise InputError(f"override {item!r} has an empty key part")
+        if not all(p.strip() for p in parts):
+            raise InputError(f"override {item!r} has an empty key part", path="--set")
         node = out
         for p in parts[:-1]:
             nxt = node.get(p)
             if nxt is None:
                 nxt = node[p] = {}
             if not isinstance(nxt, dict):
-                raise InputError(f"override {item!r}: {p!r} is not a mapping")
+                where = ".".join(parts[: parts.index(p) + 1])
+                raise InputError(f"{where!r} is not a section", path=_set_source(item))
             node = nxt
-        node[parts[-1]] = yaml.safe_load(raw) if raw != "" else ""
+        try:
+            node[parts[-1]] = yaml.safe_load(raw) if raw != "" else ""
+        except yaml.YAMLError:
+            node[parts[-1]] = raw  # not YAML: keep the text; the schema decides whether a string is allowed
     return out
+
+
+# --------------------------------------------------------------------------- validation
+def parse_config(raw: Mapping[str, Any], source: str | None = None, *, model_name: str | None = None) -> Config:
+    """Validate a nested mapping against the schema and return a :class:`Config` with defaults filled.
+
+    ``model_name`` fills ``model.name`` when the mapping has none (the edit trainer called directly).
+    """
+    raw = _dealias(raw, source)
+    unknown = [k for k in raw if k not in ("run_dir", "model", *SECTIONS)]
+    if unknown:
+        _unknown(unknown[0], ["run_dir", "model", *SECTIONS], source)
+    run_dir = raw.get("run_dir", "")
+    run_dir = "" if run_dir is None else _coerce("run_dir", run_dir, str, (), None, None, source)
+    mraw = _mapping(raw.get("model"), "model", source)
+    name = mraw.get("name", model_name or "gnn")
+    if name not in MODEL_CONFIGS:
+        _bad_choice("model.name", name, tuple(MODEL_CONFIGS), source)
+    model = _build(MODEL_CONFIGS[name], {**mraw, "name": name}, "model", source, {})
+    train = _build(TrainConfig, _mapping(raw.get("train"), "train", source), "train", source,
+                   TRAIN_DEFAULTS_BY_MODEL.get(name, {}))  # fmt: skip
+    data = _build(DataConfig, _mapping(raw.get("data"), "data", source), "data", source, {})
+    decode = _build(DecodeConfig, _mapping(raw.get("decode"), "decode", source), "decode", source, {})
+    return Config(run_dir=run_dir or f"runs/{name}", data=data, model=model, train=train, decode=decode)
+
+
+def typed(cfg: Config | Mapping[str, Any], *, model_name: str | None = None) -> Config:
+    """A :class:`Config` from either a Config or a plain dict (library callers and tests pass dicts)."""
+    return cfg if isinstance(cfg, Config) else parse_config(cfg, model_name=model_name)
+
+
+def decode_settings(saved: Mapping[str, Any] | None) -> DecodeConfig:
+    """The decode section of a checkpoint's saved config; defaults for what it lacks (older checkpoints).
+
+    Lenient on purpose: keys that a later version dropped are ignored, not refused.
+    """
+    sec = (saved or {}).get("decode") or {}
+    known = {f.name for f in dataclasses.fields(DecodeConfig)}
+    return _build(DecodeConfig, {k: v for k, v in dict(sec).items() if k in known}, "decode", "checkpoint", {})
+
+
+def schema_keys(model_name: str = "gnn") -> list[str]:
+    """Every valid dotted key for a model (for messages, docs and tests)."""
+    keys = ["run_dir"]
+    for sec, cls in (("data", DataConfig), ("model", MODEL_CONFIGS[model_name]), ("train", TrainConfig),
+                     ("decode", DecodeConfig)):  # fmt: skip
+        keys += [f"{sec}.{f.name}" for f in dataclasses.fields(cls)]
+    return keys
+
+
+def _dealias(raw: Mapping[str, Any], source: str | None) -> dict[str, Any]:
+    out = {k: (dict(v) if isinstance(v, Mapping) else v) for k, v in raw.items()}
+    for old, new in ALIASES.items():
+        sec, key = old.split(".")
+        node = out.get(sec)
+        if isinstance(node, dict) and key in node:
+            nkey = new.split(".")[1]
+            if nkey in node and node[nkey] != node[key]:
+                raise InputError(f"both {old} and {new} are set (the former is the old name of the latter)",
+                                 path=source)  # fmt: skip
+            node[nkey] = node.pop(key)
+    return out
+
+
+def _mapping(value: Any, name: str, source: str | None) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise InputError(f"{name} must be a section (a mapping of keys), got {value!r}", path=source)
+    bad = [k for k in value if not isinstance(k, str)]
+    if bad:
+        raise InputError(f"{name}: keys must be names, got {bad[0]!r}", path=source)
+    return dict(value)
+
+
+def _build(cls: type, values: dict[str, Any], section: str, source: str | None, defaults: dict[str, Any]) -> Any:
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    for k in values:
+        if k not in fields:
+            _unknown(f"{section}.{k}", [f"{section}.{n}" for n in fields], source)
+    hints = get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for name, f in fields.items():
+        if name in values:
+            meta = f.metadata or {}
+            kwargs[name] = _coerce(f"{section}.{name}", values[name], hints[name], meta.get("choices", ()),
+                                   meta.get("lo"), meta.get("hi"), source)  # fmt: skip
+        elif name in defaults:
+            kwargs[name] = copy.deepcopy(defaults[name])
+    return cls(**kwargs)
+
+
+def _coerce(key: str, value: Any, hint: Any, choices: tuple, lo: float | None, hi: float | None, source: str | None):
+    optional = hint == (str | None)
+    base = str if optional else hint
+    if value is None and optional:
+        return None
+    if base == list[float]:
+        if not isinstance(value, list) or not value or not all(_is_number(v) for v in value):
+            _wrong_type(key, value, "a list of numbers, e.g. [0.9, 0.999]", source)
+        return [float(v) for v in value]
+    if base is bool:
+        if not isinstance(value, bool):
+            _wrong_type(key, value, _TYPE_NAMES[bool], source)
+        return value
+    if base is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            if isinstance(value, float) and value.is_integer():
+                value = int(value)
+            else:
+                _wrong_type(key, value, _TYPE_NAMES[int], source)
+    elif base is float:
+        if isinstance(value, str):  # PyYAML reads 1e-3 (no dot) as a string
+            try:
+                value = float(value)
+            except ValueError:
+                _wrong_type(key, value, _TYPE_NAMES[float], source)
+        if not _is_number(value) or not math.isfinite(float(value)):
+            _wrong_type(key, value, f"{_TYPE_NAMES[float]} (finite)", source)
+        value = float(value)
+    elif base is str:
+        if isinstance(value, bool) or not isinstance(value, (str, int, float)):
+            _wrong_type(key, value, _TYPE_NAMES[str], source)
+        value = str(value)
+        if choices and value not in choices:
+            _bad_choice(key, value, choices, source)
+        return value
+    if lo is not None and value < lo:
+        raise InputError(f"{key} must be >= {lo}, got {value!r}", path=source)
+    if hi is not None and value > hi:
+        raise InputError(f"{key} must be <= {hi}, got {value!r}", path=source)
+    return value
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _wrong_type(key: str, value: Any, expected: str, source: str | None) -> None:
+    raise InputError(f"{key} must be {expected}, got {_short(value)}", path=source)
+
+
+def _bad_choice(key: str, value: Any, choices: tuple, source: str | None) -> None:
+    shown = ", ".join(repr(c) for c in choices if c)
+    close = difflib.get_close_matches(str(value), [str(c) for c in choices], n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    raise InputError(f"{key} must be one of {shown}, got {_short(value)}{hint}", path=source)
+
+
+def _unknown(key: str, valid: list[str], source: str | None) -> None:
+    close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.5)
+    hint = (
+        f" (did you mean {close[0]!r}?)"
+        if close
+        else f" (valid: {', '.join(valid[:12])}{', ...' if len(valid) > 12 else ''})"
+    )
+    raise InputError(f"unknown config key {_short(key)}{hint}", path=source)

@@ -16,6 +16,7 @@ import torch
 from torch_geometric.loader import DataLoader
 
 from ..checkpoint import load_checkpoint, save_checkpoint
+from ..config import typed
 from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions
 from ..data.featurize import Featurizer
 from ..data.layout import variant_props
@@ -86,8 +87,9 @@ def evaluate(pred: Predictor, ds: BagDataset, repr: str, batch_size: int) -> dic
 
 
 def train_gnn(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
+    cfg = typed(cfg).to_dict()
     dcfg, mcfg, tcfg = cfg.get("data", {}), cfg.get("model", {}), cfg.get("train", {})
-    if "dir" not in dcfg or "variant" not in dcfg:
+    if not dcfg.get("dir") or not dcfg.get("variant"):
         raise InputError("config needs data.dir and data.variant")
     run_dir = Path(cfg.get("run_dir", "runs/gnn"))
     if tcfg.get("num_threads"):

@@ -25,6 +25,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..checkpoint import load_checkpoint, save_checkpoint
+from ..config import typed
 from ..data.layout import split_files, variant_props
 from ..data.tokenize import BOS_ID, EOS_ID, PAD_ID, Vocab, detokenize, get_tokenizer
 from ..errors import InputError
@@ -196,7 +197,7 @@ def lr_at(step: int, tcfg: dict[str, Any]) -> float:
     """Learning rate for the 1-based ``step``."""
     peak, warm = float(tcfg["lr"]), int(tcfg.get("warmup_steps") or 0)
     s = max(step, 1)
-    if tcfg.get("schedule", "noam") == "noam" and warm > 0:
+    if tcfg.get("lr_schedule", "noam") == "noam" and warm > 0:
         return peak * min(s / warm, math.sqrt(warm / s))
     if warm > 0 and s < warm:
         return peak * s / warm
@@ -403,11 +404,12 @@ def _improved(metric: str, value: float, best: float | None) -> bool:
 
 def train(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
     """Train (or continue from ``<run_dir>/last.pt``) and return a summary: best validation, speed, size."""
+    cfg = typed(cfg, model_name="transformer").to_dict()
     dcfg = _section(cfg, "data", DATA_DEFAULTS)
     tcfg = _section(cfg, "train", TRAIN_DEFAULTS)
     decfg = _section(cfg, "decode", DECODE_DEFAULTS)
     mcfg = dict(cfg.get("model") or {})
-    if "dir" not in dcfg or "variant" not in dcfg:
+    if not dcfg.get("dir") or not dcfg.get("variant"):
         raise InputError("config needs data.dir (built root) and data.variant (e.g. ChemAlgebra_F_T1_x1)")
     run_dir = Path(cfg.get("run_dir") or tcfg.get("run_dir") or "runs/transformer")  # top level, as the GNN
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -421,9 +423,9 @@ def train(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
 
     root, variant = Path(dcfg["dir"]), str(dcfg["variant"])
     s_tr, t_tr, _ = split_files(root, variant, dcfg["train_split"])
-    s_va, t_va, _ = split_files(root, variant, dcfg["valid_split"])
-    src_tr, tgt_tr = read_pairs(s_tr, t_tr, int(dcfg["limit_train"] or 0))
-    src_va, tgt_va = read_pairs(s_va, t_va, int(dcfg["limit_valid"] or 0))
+    s_va, t_va, _ = split_files(root, variant, dcfg["val_split"])
+    src_tr, tgt_tr = read_pairs(s_tr, t_tr, int(dcfg["limit"] or 0))
+    src_va, tgt_va = read_pairs(s_va, t_va, int(dcfg["val_limit"] or 0))
     if not src_tr:
         raise InputError("no training examples", path=str(s_tr))
 
@@ -498,7 +500,7 @@ def train(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
     eval_every = max(1, int(tcfg["eval_every"]))
     budget = float(tcfg["max_minutes"] or 0) * 60.0
     ls, clip = float(tcfg["label_smoothing"]), float(tcfg["grad_clip"] or 0)
-    metric, patience = str(tcfg["early_stop_metric"]), int(tcfg["patience"] or 0)
+    metric, patience = str(tcfg["monitor"]), int(tcfg["patience"] or 0)
     t_start = time.perf_counter()
     stop_reason = "epochs"
     last_eval: dict[str, float] = {}

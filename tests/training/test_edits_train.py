@@ -34,7 +34,7 @@ def _cfg(run_dir: Path, **train: object) -> dict:
 def overfit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     run = tmp_path_factory.mktemp("edits_overfit")
     exs = [record_example(r) for r in FOUR]
-    summary = train_edits(_cfg(run, target_exact=1.0), examples={"train": exs, "valid": exs})
+    summary = train_edits(_cfg(run, target=1.0), examples={"train": exs, "valid": exs})
     return run, summary
 
 
