@@ -6,7 +6,11 @@ Conventions (documented for users of ``gnnca balance``):
   double bond, so there it is an arrow only as ``" = "`` (whitespace on both sides); ``=>`` is not one.
 * Species are separated by ``" + "`` (a plus sign with whitespace on both sides), so ionic charges
   such as ``Fe+2 + H+`` stay attached. With SMILES, ``.`` also separates species (reaction SMILES).
-* Formula charges use the formula parser's notation: ``Fe+2``, ``MnO4-``, ``H+``; ``e-`` is an electron.
+* Formulas use the textbook notation of :func:`..chem.formula.parse_formula` (``notation="textbook"``):
+  groups ``Ca3(PO4)2``, ``K4[Fe(CN)6]``; hydrates ``CuSO4*5H2O``, ``CuSO4·5H2O`` or ``CuSO4.5H2O`` (``.`` is
+  not a species separator for formulas); charges ``Fe+3``, ``Fe3+``, ``SO4^2-``, ``SO4{2-}``, ``SO4-2``,
+  ``MnO4-``, ``NH4+`` (digits before the sign are the charge only after a single element or one bracketed
+  group: ``Fe3+`` is iron(III), ``NH4+`` ammonium; write azide as ``N3^-``). ``e-`` is an electron.
 * Leading coefficients (``2H2O``, ``2 H2O``) are **ignored**: the balancer computes every coefficient,
   and :attr:`Equation.given` keeps what was written so a caller can mention it. A formula or SMILES
   never starts with a digit, so this is unambiguous.
@@ -19,6 +23,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ..chem.composition import CHARGE_KEY
+from ..chem.formula import parse_formula
 from ..chem.molecule import Repr, composition
 from ..errors import BalanceError, InputError
 from .matrix import element_matrix, integer_nullspace
@@ -28,7 +33,8 @@ _ARROW = re.compile(r"\s*(?:->|=>|>>|→|=)\s*")
 _ARROW_SMILES = re.compile(r"\s*(?:->|>>|→)\s*|\s+=\s+")
 _PLUS = re.compile(r"\s+\+\s+")
 _LEADING = re.compile(r"^(\d+)\s*(?=\S)")
-ELECTRON = ("e-", "e")
+_HYDRATE_DOT = re.compile(r"\s*([*·•⋅])\s*")  # "CuSO4 · 5 H2O" -> "CuSO4·5H2O"
+ELECTRON = ("e-", "e", "e^-", "e{-}", "e⁻", "e−")
 
 
 @dataclass(frozen=True)
@@ -94,7 +100,7 @@ def _split_side(text: str, repr: Repr) -> tuple[list[str], list[int | None]]:
         raise InputError("an equation side is empty")
     for part in _PLUS.split(text):
         part = part.strip()
-        pieces = part.split(".") if repr == "smiles" else [part]
+        pieces = part.split(".") if repr == "smiles" else [_HYDRATE_DOT.sub(r"\1", part)]
         for piece in pieces:
             piece = piece.strip()
             m = _LEADING.match(piece)
@@ -122,9 +128,11 @@ def parse_equation(text: str, repr: Repr = "formula") -> Equation:
 
 
 def species_composition(mol: str, repr: Repr) -> Counter:
-    """Composition of a species; ``e-`` is an electron (charge -1, no atoms)."""
+    """Composition of a species (formulas in textbook notation); ``e-`` is an electron (charge -1, no atoms)."""
     if mol in ELECTRON:
         return Counter({CHARGE_KEY: -1})
+    if repr == "formula":
+        return parse_formula(mol, notation="textbook")
     return composition(mol, repr)
 
 

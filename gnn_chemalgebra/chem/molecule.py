@@ -18,11 +18,12 @@ REPRS: tuple[str, ...] = ("smiles", "formula")
 
 
 def canonical(mol: str, repr: Repr) -> str:
-    """Canonical SMILES, or the Hill-ordered formula (re-written, so ``OH2`` becomes ``H2O``)."""
+    """Canonical SMILES, or the Hill-ordered formula (re-written, so ``OH2`` and ``Ca(OH)2`` become ``H2O``
+    and ``H2CaO2``: input formulas may use the extended notation of :mod:`.formula`)."""
     if repr == "smiles":
         return canonical_smiles(mol)
     if repr == "formula":
-        return write_formula(parse_formula(mol))
+        return write_formula(parse_formula(mol, notation="extended"))
     raise InputError(f"unknown representation {repr!r} (expected one of {', '.join(REPRS)})")
 
 
@@ -36,7 +37,7 @@ def composition(mol: str, repr: Repr) -> Counter:
     if repr == "smiles":
         return Counter(_smiles_elements(mol))
     if repr == "formula":
-        return parse_formula(mol)
+        return parse_formula(mol, notation="extended")
     raise InputError(f"unknown representation {repr!r} (expected one of {', '.join(REPRS)})")
 
 
@@ -46,7 +47,7 @@ def smiles_to_formula(smiles: str) -> str:
 
 
 def _is_canonical_formula(m: str) -> bool:
-    return write_formula(parse_formula(m)) == m
+    return write_formula(parse_formula(m, notation="extended")) == m
 
 
 def detect_repr(mols: list[str]) -> Repr:
