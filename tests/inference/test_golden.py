@@ -1,0 +1,40 @@
+"""Refactors and speed-ups must not move a single byte of what the bundled models predict.
+
+``golden/*.out`` were written by ``gnnca predict golden/X.in`` with the bundled checkpoints at the commit that
+added them (before the package was reorganised); every later version must reproduce them exactly.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gnn_chemalgebra.cli import app
+
+pytestmark = pytest.mark.integration
+
+GOLDEN = Path(__file__).parent / "golden"
+CASES = sorted(p.stem for p in GOLDEN.glob("*.in"))
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GNNCA_CHECKPOINT", raising=False)
+    monkeypatch.delenv("GNNCA_EDIT_CHECKPOINT", raising=False)
+
+
+def test_golden_cases_present() -> None:
+    assert {"formula_t1", "formula_t2", "smiles_t1", "smiles_t2", "free"} <= set(CASES)
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_bundled_predictions_are_byte_identical(case: str) -> None:
+    res = CliRunner().invoke(app, ["predict", str(GOLDEN / f"{case}.in")])
+    assert res.exit_code == 0, res.output
+    expected = (GOLDEN / f"{case}.out").read_text().splitlines()
+    got = res.stdout.splitlines()
+    assert len(got) == len(expected)
+    diff = [i + 1 for i, (a, b) in enumerate(zip(got, expected, strict=True)) if a != b]
+    assert not diff, f"{case}: {len(diff)} lines differ, first at line {diff[0]}: {got[diff[0] - 1]!r}"
