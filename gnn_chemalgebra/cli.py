@@ -11,6 +11,7 @@ from typing import Annotated, Any
 
 import typer
 
+from .benchmark.command import build_bench_app
 from .errors import ChemAlgebraError
 
 app = typer.Typer(
@@ -38,6 +39,9 @@ def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
             raise typer.Exit(2) from None
 
     return wrapper
+
+
+app.add_typer(build_bench_app(friendly_errors), name="bench")
 
 
 # --------------------------------------------------------------------------- data

@@ -1,0 +1,72 @@
+"""Oracle (Type 1) and exact Bayes (Type 2) ceilings of the lines a model was scored on.
+
+A row scored on the first n lines of a test set (SMILES rows, the naive ablation, the Transformer) is compared
+with the ceiling of those same n lines, cached in the ceiling record as ``EM_first_n``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict
+from pathlib import Path
+
+from ..data.layout import TEST_SETTINGS, split_files, variant_props
+from ..errors import BalanceError
+from ..evaluation.ceiling import ceiling_setting, oracle_line, read_split
+from .records import CEILING_MODELS, Record
+
+COMMAND = "gnn_chemalgebra.evaluation.ceiling.ceiling_setting (no recovery check)"
+
+
+def ceiling_records(built: Path, variant: str, settings: Sequence[str] = TEST_SETTINGS) -> list[Record]:
+    """One ceiling record per test setting of the variant that exists in the built folder."""
+    out = []
+    for setting in settings:
+        if not split_files(built, variant, setting)[0].exists():
+            continue
+        rec = asdict(ceiling_setting(built, variant, setting))
+        rec["command"] = COMMAND
+        out.append(rec)
+    return out
+
+
+def prefix_ceiling(built: Path, variant: str, setting: str, n: int) -> float:
+    """Expected oracle / Bayes EM over the first ``n`` lines of a test setting (%, 4 decimals)."""
+    lines = read_split(built, variant, setting)[:n]
+    type_ = int(variant_props(variant)["type"])  # type: ignore[arg-type]
+    total = 0.0
+    for line in lines:
+        try:
+            total += float(oracle_line(line, type_)[1])
+        except BalanceError:
+            pass
+    return round(100.0 * total / max(len(lines), 1), 4)
+
+
+def add_prefix_ceilings(records: Iterable[Record], built: Path) -> None:
+    """Give every ceiling record the ceiling of each shorter prefix some row of its cell was scored on."""
+    records = list(records)
+    for c in records:
+        if c["model"] not in CEILING_MODELS:
+            continue
+        ns = {r.get("n") for r in records if r["variant"] == c["variant"] and r["setting"] == c["setting"]}
+        for n in sorted(x for x in ns if isinstance(x, int) and x < c["n"]):
+            c.setdefault("EM_first_n", {})
+            if str(n) not in c["EM_first_n"]:
+                c["EM_first_n"][str(n)] = prefix_ceiling(built, "ChemAlgebra_" + c["variant"], c["setting"], n)
+
+
+def ceiling_for(c: Record | None, n: int | None) -> float | None:
+    """The ceiling matching a scored row's line count: the full set's, or that of the prefix it was scored on
+    (``None`` when that prefix's ceiling was never computed)."""
+    if c is None:
+        return None
+    if n is not None and n != c.get("n"):
+        value = (c.get("EM_first_n") or {}).get(str(n))
+        return None if value is None else float(value)
+    return float(c["EM"])
+
+
+def ceiling_record(idx: dict[tuple[str, str, str], Record], variant: str, setting: str) -> Record | None:
+    """The cell's oracle (Type 1) or Bayes-ceiling (Type 2) record in an index by (model, variant, setting)."""
+    return idx.get(("oracle", variant, setting)) or idx.get(("bayes_ceiling", variant, setting))

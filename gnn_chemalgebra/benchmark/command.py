@@ -1,0 +1,191 @@
+"""``gnnca bench``: the benchmark's sub-commands (run the stages, export a bundled model, check predictions, the
+edit model on its own). Options only; the work is in the modules beside this one."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import typer
+
+ALL_STAGES = "ceilings,trivial,gnn,naive,transformer,merge"  # pipeline.STAGES, literal: no import at start-up
+RUN_HELP = """Train, predict and score every model on every variant; write records, tables, plot.
+
+Stages (--stages, comma-separated; they run in this order):
+
+\b
+ceilings     oracle / exact Bayes ceiling per test setting -> ceilings.json
+trivial      copy-the-source and Type-1 shortcut baselines -> trivial.json
+gnn          bag GNN: standard model (test_in, test_out),
+             cross model (train_cross -> test_cross)       -> gnn.json
+naive        the same network reading raw coefficients     -> gnn.json
+transformer  sequence baseline, max(--tf-steps, GNN steps) -> transformer.json
+merge        prefix ceilings; benchmark.json, benchmark_table.md,
+             gnn_table.md, gnn_errors.md, benchmark.png (+ --readme)
+
+Files go to --out. Budgets are optimiser steps, never wall-clock minutes.
+
+--resume (default): a record already in its results file is skipped; a
+finished run folder (RUNS/<variant>/<model>_<task>/DONE) is reused, an
+interrupted one continues from last.pt, and complete prediction files are
+re-scored, not recomputed. --no-resume redoes the named stages from scratch.
+Every record carries the command that produced it.
+
+\b
+Examples:
+gnnca bench run --built built/full
+gnnca bench run --stages gnn,merge --variants F_T1_x1 --steps 500
+gnnca bench run --stages merge --readme README.md
+"""
+
+
+def _split(value: str) -> tuple[str, ...]:
+    return tuple(v for v in value.split(",") if v)
+
+
+def _command(ctx: typer.Context) -> str:
+    """The invocation as typed when it came from the ``gnnca`` script, else rebuilt from the options that differ
+    from their defaults (tests, ``python -m``)."""
+    if Path(sys.argv[0]).name == "gnnca":
+        return "gnnca " + " ".join(shlex.quote(a) for a in sys.argv[1:])
+    parts = ["gnnca", *ctx.command_path.split()[1:]]
+    for p in ctx.command.params:
+        value = ctx.params.get(p.name or "")
+        if p.name == "ctx" or value == p.default or (isinstance(value, (list, tuple)) and not value):
+            continue
+        if getattr(p, "is_flag", False):
+            parts.append(p.opts[0] if value else p.secondary_opts[0])
+            continue
+        for v in value if isinstance(value, (list, tuple)) else [value]:
+            parts += [p.opts[0], shlex.quote(str(v))]
+    return " ".join(parts)
+
+
+def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> typer.Typer:
+    """The sub-app; ``wrap`` turns the project's errors into the CLI's one-line messages."""
+    bench = typer.Typer(help="The benchmark: stages, records, tables, plot, bundled models.", no_args_is_help=True)
+
+    @bench.command("run", help=RUN_HELP)
+    @wrap
+    def run(
+        ctx: typer.Context,
+        built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder (gnnca data build --out)."),
+        out: Path = typer.Option(Path("results"), "--out", help="Folder of the results files."),
+        runs: Path = typer.Option(Path("runs/bench"), "--runs", help="Run folders of the GNN stages."),
+        stages: str = typer.Option(ALL_STAGES, "--stages", help="Comma-separated stages (see above)."),
+        variants: str = typer.Option("", "--variants", help="Comma-separated short names, e.g. F_T1_x1 (all)."),
+        naive_variants: str = typer.Option("F_T1_x1,F_T2_x1", "--naive-variants", help="Variants of the ablation."),
+        resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip finished records and runs."),
+        readme: Path = typer.Option(None, "--readme", help="merge: also update this README's results table."),
+        config: str = typer.Option("configs/gnn_bench.yaml", "--config", help="GNN preset."),
+        steps: int = typer.Option(4000, "--steps", help="GNN optimiser steps per run (formula variants)."),
+        steps_smiles: int = typer.Option(2500, "--steps-smiles", help="GNN optimiser steps per run (SMILES)."),
+        tasks: str = typer.Option("std,cross", "--tasks", help="std (train -> test_in/out), cross (-> test_cross)."),
+        limit_test: int = typer.Option(0, "--limit-test", help="Score the first N lines of each test set (0 = all)."),
+        limit_test_smiles: int = typer.Option(2000, "--limit-test-smiles", help="SMILES: first N test lines."),
+        naive_limit: int = typer.Option(3000, "--naive-limit", help="Ablation: first N test lines (0 = all)."),
+        edit_checkpoint: str = typer.Option("", "--edit-checkpoint", help="SMILES: the bond-edit model to pair."),
+        val_limit_smiles: int = typer.Option(500, "--val-limit-smiles", help="SMILES: validation lines."),
+        beam_smiles: int = typer.Option(5, "--beam-smiles", help="SMILES: hypotheses kept (main top-k)."),
+        t1_cross_from_std: bool = typer.Option(
+            True, "--t1-cross-from-std/--t1-cross-trained", help="Type 1: the standard model gives test_cross."
+        ),
+        training_data: str = typer.Option("local", "--training-data", help="Label of the training data."),
+        threads: int = typer.Option(1, "--threads", help="CPU threads per training run."),
+        set_: list[str] = typer.Option([], "--set", help="GNN config override key=value (repeatable)."),
+        tf_config: str = typer.Option("configs/transformer_cpu.yaml", "--tf-config", help="Transformer preset."),
+        tf_steps: int = typer.Option(5000, "--tf-steps", help="Transformer steps (at least the GNN's on the cell)."),
+        tf_limit_test: int = typer.Option(2000, "--tf-limit-test", help="Transformer: first N test lines."),
+        tf_beam: int = typer.Option(1, "--tf-beam", help="Transformer decoding beam (1 = greedy)."),
+        tf_tokenizer: str = typer.Option("", "--tf-tokenizer", help="Transformer data.tokenizer (config's)."),
+        tf_model: str = typer.Option("transformer", "--tf-model", help="Record model name, e.g. transformer_digit."),
+        tf_runs: Path = typer.Option(Path("runs"), "--tf-runs", help="Parent of the Transformer run folders."),
+        tf_set: list[str] = typer.Option([], "--tf-set", help="Transformer config override (repeatable)."),
+    ) -> None:
+        from .gnn import GnnOptions
+        from .pipeline import BenchOptions, run_stages
+        from .transformer import TransformerOptions
+
+        common = {"built": built, "threads": threads, "training_data": training_data, "resume": resume}
+        gnn = GnnOptions(
+            runs=runs, config=config, steps=steps, steps_smiles=steps_smiles, tasks=_split(tasks),
+            t1_cross_from_std=t1_cross_from_std, limit_test=limit_test, limit_test_smiles=limit_test_smiles,
+            naive_limit=naive_limit, edit_checkpoint=edit_checkpoint, val_limit_smiles=val_limit_smiles,
+            beam_smiles=beam_smiles, overrides=list(set_), **common,  # type: ignore[arg-type]
+        )  # fmt: skip
+        tf = TransformerOptions(
+            runs=tf_runs, config=tf_config, steps=tf_steps, limit_test=tf_limit_test, beam=tf_beam,
+            tokenizer=tf_tokenizer, model_name=tf_model, tasks=_split(tasks), overrides=list(tf_set), **common,  # type: ignore[arg-type]
+        )  # fmt: skip
+        opts = BenchOptions(
+            built=built, out=out, stages=_split(stages), variants=_split(variants),
+            naive_variants=_split(naive_variants), resume=resume, readme=readme, command=_command(ctx),
+            gnn=gnn, transformer=tf, log=lambda m: typer.echo(m, err=True),
+        )  # fmt: skip
+        records = run_stages(opts)
+        if records:
+            typer.echo((out / "benchmark_table.md").read_text(encoding="utf-8"))
+
+    @bench.command("export")
+    @wrap
+    def export(
+        variant: str = typer.Option(..., "--variant", help="Short name of the run to export, e.g. F_T1_x5."),
+        to: Path = typer.Option(..., "--to", help="Destination checkpoint, e.g. gnn_chemalgebra/checkpoints/x.pt."),
+        runs: Path = typer.Option(Path("runs/bench"), "--runs", help="Run folders of the GNN stage."),
+        results: Path = typer.Option(Path("results/gnn.json"), "--results", help="Records of the GNN stage."),
+        task: str = typer.Option("std", "--task", help="std or cross run folder."),
+        edit_to: Path = typer.Option(None, "--edit-to", help="SMILES: also the edit model it decodes with."),
+        card: Path = typer.Option(None, "--card", help="Write a generated model card here."),
+    ) -> None:
+        """Slim copy of a benchmark run's best checkpoint (no optimiser state) with its test metrics."""
+        from .export import export_model
+        from .records import load_records
+
+        recs = [r for r in load_records(results) if r["model"] == "gnn" and r["variant"] == variant]
+        run_dir = runs / variant / f"gnn_{task}"
+        export_model(run_dir, recs, to, edit_to, card, log=lambda m: typer.echo(m, err=True))
+
+    @bench.command("check")
+    @wrap
+    def check(
+        runs: Path = typer.Option(Path("runs/bench"), "--runs", help="Run folders with pred-<setting>.txt files."),
+        built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder (the sources)."),
+        naive: bool = typer.Option(False, "--naive", help="Also the naive ablation (it writes unbalanced lines)."),
+    ) -> None:
+        """Every prediction file: each molecule parses and each line balances against its source (exit 1 if not)."""
+        from .checks import GNN_RUNS, NAIVE_RUNS, check_runs, checks_table
+
+        rows = check_runs(runs, built, GNN_RUNS + NAIVE_RUNS if naive else GNN_RUNS)
+        typer.echo(checks_table(rows))
+        if any(r.balanced != r.lines for r in rows):
+            raise typer.Exit(1)
+
+    @bench.command("edits")
+    @wrap
+    def edits(
+        config: Path = typer.Option(Path("configs/edits_cpu.yaml"), "--config", help="Edit-model preset."),
+        set_: list[str] = typer.Option([], "--set", help="Config override key=value (repeatable)."),
+        checkpoint: Path = typer.Option(None, "--checkpoint", help="Default: <run_dir>/best.pt (trained if missing)."),
+        train_first: bool = typer.Option(False, "--train", help="Train even if the checkpoint exists."),
+        split: str = typer.Option("test", "--split", help="USPTO-BAL split."),
+        limit: int = typer.Option(2000, "--limit", help="First N reactions (0 = all)."),
+        beam: int = typer.Option(5, "--beam"),
+        out: Path = typer.Option(Path("results/edits.json"), "--out", help="Report (JSON)."),
+    ) -> None:
+        """The bond-edit model on USPTO-BAL reactions: main products top-1/top-5, validity, balance, speed."""
+        import json
+
+        from ..config import load_config
+        from ..io import atomic_write_json
+        from .edits import edit_benchmark
+
+        report = edit_benchmark(load_config(config, set_), checkpoint, split, limit, beam, train_first=train_first)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(out, report)
+        keys = ("n", "top1", "top5", "valid_top1", "balanced_top1", "reactions_per_s")
+        typer.echo(json.dumps({k: report["metrics"][k] for k in keys}))
+
+    return bench

@@ -1,0 +1,130 @@
+"""The benchmark's stages in order, each resumable, each saving its records as soon as a unit of work finishes.
+
+Stages and the results file each one updates under ``out``:
+
+- ``ceilings``: oracle / exact Bayes ceiling of every test setting -> ``ceilings.json``
+- ``trivial``: copy-the-source and the Type-1 shortcut -> ``trivial.json``
+- ``gnn``: the bag GNN, standard and cross models -> ``gnn.json``
+- ``naive``: the same network with a head reading raw coefficients (the ablation) -> ``gnn.json``
+- ``transformer``: the sequence baseline, at least the GNN's steps per cell -> ``transformer.json``
+- ``merge``: prefix ceilings for rows scored on fewer lines, then ``benchmark.json``, ``benchmark_table.md``,
+  ``gnn_table.md``, ``gnn_errors.md``, ``benchmark.png`` (and the README's table with ``readme``)
+
+Resuming (the default) skips every record already in its results file and continues interrupted training
+from ``last.pt``; without it the named stages recompute their records and retrain from scratch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..data.layout import VARIANTS, variant_short
+from ..errors import InputError
+from .ceilings import add_prefix_ceilings, ceiling_records
+from .errors import error_table
+from .gnn import TASKS, GnnOptions, gnn_records
+from .merge import merged_records, write_outputs
+from .records import CEILING_MODELS, Key, Record, has_all, load_records, update_records
+from .transformer import TransformerOptions, transformer_records
+from .trivial import trivial_records
+
+STAGES: tuple[str, ...] = ("ceilings", "trivial", "gnn", "naive", "transformer", "merge")
+NAIVE_VARIANTS: tuple[str, ...] = ("F_T1_x1", "F_T2_x1")
+
+
+@dataclass
+class BenchOptions:
+    built: Path
+    out: Path = Path("results")
+    stages: tuple[str, ...] = STAGES
+    variants: tuple[str, ...] = ()  # short names; () = all eight present in ``built``
+    naive_variants: tuple[str, ...] = NAIVE_VARIANTS
+    resume: bool = True
+    readme: Path | None = None
+    command: str = "gnnca bench run"
+    gnn: GnnOptions | None = None
+    transformer: TransformerOptions | None = None
+    log: Callable[[str], None] = field(default=lambda _: None)
+
+
+def resolve_variants(built: Path, names: Sequence[str], strict: bool = True) -> list[str]:
+    """Full variant names: the ones asked for (each must exist when ``strict``), or every variant in ``built``."""
+    known = {variant_short(v): v for v in VARIANTS}
+    for n in names:
+        if variant_short(n) not in known:
+            raise InputError(f"unknown variant {n!r} (one of {', '.join(known)})")
+    wanted = [known[variant_short(n)] for n in names] if names else list(VARIANTS)
+    present = [v for v in wanted if (built / v).is_dir()]
+    missing = [v for v in wanted if v not in present and names and strict]
+    if missing:
+        raise InputError(f"variant folder missing: {missing[0]}", path=str(built))
+    return present
+
+
+def _keys(model: str, variant: str, settings: Sequence[str], training_data: str) -> list[Key]:
+    return [(model, variant_short(variant), s, training_data) for s in settings]
+
+
+def run_stages(opts: BenchOptions) -> list[Record]:
+    """Run the requested stages; returns the merged records when ``merge`` ran, else the empty list."""
+    unknown = [s for s in opts.stages if s not in STAGES]
+    if unknown:
+        raise InputError(f"unknown stage {unknown[0]!r} (stages: {', '.join(STAGES)})")
+    if not opts.built.is_dir() and any(s != "merge" for s in opts.stages):
+        raise InputError("built data folder not found (gnnca data build --out ...)", path=str(opts.built))
+    out, log = opts.out, opts.log
+    out.mkdir(parents=True, exist_ok=True)
+    variants = resolve_variants(opts.built, opts.variants) if opts.built.is_dir() else []
+    gopts = opts.gnn or GnnOptions(built=opts.built)
+    gopts.resume = opts.resume
+    if "ceilings" in opts.stages:
+        have = load_records(out / "ceilings.json") if opts.resume else []
+        for v in variants:
+            if not any(r["variant"] == variant_short(v) and r["model"] in CEILING_MODELS for r in have):
+                have = update_records(out / "ceilings.json", ceiling_records(opts.built, v))
+                log(f"ceilings {variant_short(v)}: done")
+    if "trivial" in opts.stages:
+        have = load_records(out / "trivial.json") if opts.resume else []
+        todo = [v for v in variants if not any(r["variant"] == variant_short(v) for r in have)]
+        update_records(out / "trivial.json", trivial_records(opts.built, todo, opts.command, log))
+    for stage, model in (("gnn", "gnn"), ("naive", "gnn_naive")):
+        if stage not in opts.stages:
+            continue
+        names = opts.variants if stage == "gnn" else opts.naive_variants  # the ablation: where its folder exists
+        for v in resolve_variants(opts.built, names, strict=stage == "gnn") if names else variants:
+            have = load_records(out / "gnn.json") if opts.resume else []
+
+            def done(model: str, task: str, settings: tuple[str, ...], v: str = v, have: list = have) -> bool:
+                return has_all(have, _keys(model, v, settings, gopts.training_data))
+
+            update_records(out / "gnn.json", gnn_records(gopts, v, [model], opts.command, done, log))
+    if "transformer" in opts.stages:
+        topts = opts.transformer or TransformerOptions(built=opts.built)
+        topts.resume = opts.resume
+        gnn = load_records(out / "gnn.json")
+        for v in variants:
+            have = load_records(out / "transformer.json") if opts.resume else []
+
+            def tf_done(task: str, settings: tuple[str, ...], v: str = v, have: list = have) -> bool:
+                return has_all(have, _keys(topts.model_name, v, settings, topts.training_data))
+
+            def gnn_steps(variant: str, task: str) -> int | None:
+                steps = [r.get("train_steps") or 0 for r in gnn if r["model"] == "gnn"
+                         and r["variant"] == variant_short(variant) and r["setting"] in TASKS[task][2]]  # fmt: skip
+                return max(steps) if steps else None
+
+            update_records(
+                out / "transformer.json", transformer_records(topts, v, opts.command, gnn_steps, tf_done, log)
+            )
+    if "merge" not in opts.stages:
+        return []
+    if opts.built.is_dir() and (out / "ceilings.json").exists():  # the ceiling of each prefix a row was scored on
+        ceilings = load_records(out / "ceilings.json")
+        add_prefix_ceilings(ceilings + [r for r in merged_records(out) if r["model"] not in CEILING_MODELS], opts.built)
+        update_records(out / "ceilings.json", ceilings)
+    if gopts.runs.is_dir():
+        run_names = [(f"gnn_{task}", TASKS[task][2]) for task in gopts.tasks]
+        (out / "gnn_errors.md").write_text(error_table(gopts.runs, run_names), encoding="utf-8")
+    return write_outputs(out, opts.readme, log)

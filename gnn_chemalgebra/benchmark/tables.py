@@ -1,0 +1,158 @@
+"""Readable tables from the records: the benchmark table (README), the GNN's own table with its verdicts, and
+the README's results block regenerated between its markers."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from ..data.layout import TEST_SETTINGS, VARIANTS, variant_short
+from ..io import atomic_write_text
+from .ceilings import ceiling_for, ceiling_record
+from .records import LOCAL, Record, index
+
+# The table's fixed columns read these models; any other scored (model, training data) adds two columns.
+TABLE_MODELS = ("gnn", "gnn_naive", "transformer", "copy_source", "type1_shortcut", "paper_transformer")
+README_MARKERS = ("<!-- results-table -->", "<!-- /results-table -->")
+
+
+def _num(x: Any, nd: int = 2, dash: str = "–") -> str:
+    return dash if x is None or x != x else f"{x:.{nd}f}"
+
+
+def extra_rows(records: Sequence[Record]) -> list[tuple[str, str]]:
+    """(model, training data) pairs beyond the fixed columns, e.g. ``("gnn", "local+extra")``."""
+    seen: dict[tuple[str, str], None] = {}
+    for r in records:
+        pair = (r["model"], r.get("training_data") or LOCAL)
+        if r.get("EM") is not None and "ceiling" not in r["model"] and r["model"] != "oracle":
+            if pair[1] != LOCAL or pair[0] not in TABLE_MODELS:
+                seen[pair] = None
+    return list(seen)
+
+
+def benchmark_table(records: Sequence[Record]) -> str:
+    """Every model's EM (and molecule-only scores) per variant and test setting, beside the ceiling."""
+    idx = index(records)
+    extras = extra_rows(records)
+    extra_idx = {pair: index(records, pair[1]) for pair in extras}
+
+    def em(model: str, v: str, s: str) -> str:
+        r = idx.get((model, v, s))
+        return f"{r['EM']:.2f}" if r and r.get("EM") is not None else "–"
+
+    def n_of(r: Record | None) -> str:
+        return f"{r['n']:,}" if r and r.get("n") else "–"
+
+    def mol(model: str, v: str, s: str) -> str:
+        r = idx.get((model, v, s))
+        return f"{r['mol_JAC']:.1f} / {r['mol_F1']:.1f}" if r and r.get("mol_JAC") is not None else "–"
+
+    def main_k(v: str, s: str) -> str:
+        r = idx.get(("gnn", v, s)) or {}
+        return " / ".join(f"{r[k]:.1f}" for k in ("main_top1", "main_top5") if r.get(k) is not None) or "–"
+
+    head = (
+        "| variant | setting | ceiling EM | GNN EM | GNN norm. | GNN n | GNN main top-1 / top-5 | naive EM "
+        "| Transformer EM | Transformer n | copy EM | T1-shortcut EM | GNN mol JAC/F1 | Transformer mol JAC/F1 "
+        "| paper Transformer mol JAC/F1 |"
+    )
+    head += "".join(f" {m} ({td}) EM | {m} ({td}) n |" for m, td in extras)
+    lines = [head, "|" + "---|" * (15 + 2 * len(extras))]
+    for variant in VARIANTS:
+        v = variant_short(variant)
+        for s in TEST_SETTINGS:
+            c = ceiling_record(idx, v, s)
+            full = ceiling_for(c, None)
+            g = idx.get(("gnn", v, s))
+            c_g = ceiling_for(c, g["n"]) if g else None
+            norm = f"{g['EM'] / c_g:.3f}" if g and c_g else "–"
+            row = (
+                f"| {v} | {s} | {_num(full)} | {em('gnn', v, s)} | {norm} "
+                f"| {n_of(g)} | {main_k(v, s)} | {em('gnn_naive', v, s)} | {em('transformer', v, s)} "
+                f"| {n_of(idx.get(('transformer', v, s)))} | {em('copy_source', v, s)} | {em('type1_shortcut', v, s)} "
+                f"| {mol('gnn', v, s)} | {mol('transformer', v, s)} | {mol('paper_transformer', v, s)} |"
+            )
+            for pair in extras:
+                r = extra_idx[pair].get((pair[0], v, s))
+                row += f" {_num(r.get('EM') if r else None)} | {n_of(r)} |"
+            lines.append(row)
+    return "\n".join(lines) + "\n"
+
+
+def gnn_table(records: Sequence[Record]) -> str:
+    """The GNN and its naive ablation beside the ceiling, normalised EM, and the invariance verdicts."""
+    by = index(records)
+    variants = [variant_short(v) for v in VARIANTS if any(r["variant"] == variant_short(v) for r in records)]
+    lines = [
+        "# Bag GNN on the local protocol (paper-mode EM; `results/gnn.json`)",
+        "",
+        "Ceiling = exact oracle (Type 1) or exact Bayes ceiling (Type 2) of the lines scored (the whole test set, "
+        "or the same first-n prefix when a row was scored on fewer lines; `n` = the GNN's lines, the naive head "
+        "may be scored on a shorter prefix, see `results/gnn.json`). norm = EM / ceiling.",
+        "Invariance: Type 1 needs EM(out), EM(cross) >= EM(in) - 1; Type 2 needs norm(out), norm(cross) >= "
+        "norm(in) - 0.01. `naive` = the same network with a head reading raw coefficients.",
+        "",
+        "| variant | setting | ceiling | GNN EM | GNN norm | GNN JAC | GNN F1 | mol JAC | mol F1 | naive EM | "
+        "naive norm | n |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    verdicts = []
+    for v in variants:
+        norms: dict[str, tuple[float, float]] = {}
+        for s in TEST_SETTINGS:
+            c = ceiling_record(by, v, s)
+            g, nv = by.get(("gnn", v, s)), by.get(("gnn_naive", v, s))
+            if c is None and g is None:
+                continue
+            ce = ceiling_for(c, g["n"] if g else None)
+            ce_nv = ceiling_for(c, nv["n"] if nv else None)
+            gn = g["EM"] / ce if g and ce else None
+            nn_ = nv["EM"] / ce_nv if nv and ce_nv else None
+            if g is not None:
+                norms[s] = (g["EM"], float("nan") if gn is None else gn)
+
+            def f(r: Record | None, key: str) -> str:
+                return _num(r[key] if r else None, dash="-")
+
+            lines.append(
+                f"| {v} | {s} | {_num(ce, dash='-')} | {f(g, 'EM')} | {_num(gn, 3, '-')} | {f(g, 'JAC')} | "
+                f"{f(g, 'F1')} | {f(g, 'mol_JAC')} | {f(g, 'mol_F1')} | {f(nv, 'EM')} | {_num(nn_, 3, '-')} | "
+                f"{g['n'] if g else (c['n'] if c else '-')} |"
+            )
+        if "test_in" in norms:
+            verdicts.append(_verdict(v, norms, by))
+    return "\n".join(lines + ["", "## Verdicts", "", *verdicts, ""])
+
+
+def _verdict(v: str, norms: dict[str, tuple[float, float]], by: dict[tuple[str, str, str], Record]) -> str:
+    """OOD invariance (Type 1 on EM, Type 2 on normalised EM) and the test_in gap to the ceiling."""
+    t1 = "_T1_" in v
+    ok = []
+    for s in ("test_cross", "test_out"):
+        if s in norms:
+            a, b = norms[s], norms["test_in"]
+            ok.append(a[0] >= b[0] - 1 if t1 else a[1] >= b[1] - 0.01)
+    g_in = by.get(("gnn", v, "test_in"))
+    c_in = ceiling_for(ceiling_record(by, v, "test_in"), g_in["n"] if g_in else None)
+    if c_in is None:
+        return f"- {v}: n/a"
+    gap = c_in - norms["test_in"][0]
+    within = "within" if gap <= 5 else "not within"
+    holds = "holds" if ok and all(ok) else "FAILS" if ok else "n/a"
+    return f"- {v}: OOD invariance {holds}; test_in gap to ceiling {gap:.2f} EM points ({within} 5)"
+
+
+def update_readme(readme: Path, table: str) -> bool:
+    """Put ``table`` between the README's results-table markers; returns whether the file changed."""
+    text = readme.read_text(encoding="utf-8")
+    start, end = README_MARKERS
+    pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), flags=re.DOTALL)
+    if not pattern.search(text):
+        return False
+    new = pattern.sub(lambda _: f"{start}\n{table.strip()}\n{end}", text)
+    if new != text:
+        atomic_write_text(readme, new)
+    return new != text

@@ -1,0 +1,129 @@
+"""``gnnca bench`` end to end on a toy variant: every stage with a tiny step budget, the records' fields,
+resuming (a second run trains and predicts nothing), the table and plot, checking and exporting the model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.data.dataset import write_toy_variant
+
+pytestmark = pytest.mark.integration
+SPLITS = {"train": 32, "valid": 8, "test_in": 8, "test_out": 8, "train_cross": 32, "valid_cross": 8, "test_cross": 8}
+
+
+@pytest.fixture(scope="module")
+def bench(tmp_path_factory):
+    """Built toy folder (F_T1_x1 and F_T2_x1), one full resumable run; returns paths and the first run's log."""
+    root = tmp_path_factory.mktemp("bench")
+    for v in ("ChemAlgebra_F_T1_x1", "ChemAlgebra_F_T2_x1"):
+        write_toy_variant(root / "built", v, SPLITS)
+    (root / "README.md").write_text("# x\n<!-- results-table -->\n<!-- /results-table -->\n")
+    result = CliRunner().invoke(app, _args(root))
+    assert result.exit_code == 0, result.output
+    return root, result.output
+
+
+def _args(root: Path, *extra: str) -> list[str]:
+    return [
+        "bench", "run", "--built", str(root / "built"), "--out", str(root / "results"),
+        "--runs", str(root / "runs" / "bench"), "--tf-runs", str(root / "runs"), "--readme", str(root / "README.md"),
+        "--config", "configs/gnn_tiny.yaml", "--steps", "6", "--naive-limit", "4",
+        "--set", "train.tensorboard=false", "--tf-config", "configs/transformer_tiny.yaml", "--tf-steps", "4",
+        "--tf-limit-test", "5", *extra,
+    ]  # fmt: skip
+
+
+def _records(root: Path, name: str) -> list[dict]:
+    return json.loads((root / "results" / f"{name}.json").read_text())
+
+
+def test_every_stage_writes_its_records(bench):
+    root, log = bench
+    gnn = _records(root, "gnn")
+    cells = {(r["model"], r["variant"], r["setting"]) for r in gnn}
+    assert {("gnn", v, s) for v in ("F_T1_x1", "F_T2_x1") for s in ("test_in", "test_out", "test_cross")} <= cells
+    assert {("gnn_naive", v, s) for v in ("F_T1_x1", "F_T2_x1") for s in ("test_in", "test_out")} <= cells
+    for r in gnn:
+        assert r["training_data"] == "local" and r["command"].startswith("gnnca bench run")
+        assert r["n"] == (4 if r["model"] == "gnn_naive" else 8) and 0 <= r["EM"] <= 100
+        assert 0 < r["train_steps"] <= 6 and {"EM_strict", "val_best", "n_params"} <= set(r)
+    assert "the standard model serves" in log  # Type 1: the cross row reuses the standard model
+    assert (root / "runs" / "bench" / "F_T2_x1" / "gnn_cross" / "DONE").exists()  # Type 2: a cross model
+    tf = _records(root, "transformer")
+    assert len(tf) == 6
+    for r in tf:
+        assert {"steps", "best_step", "train_lines", "batch_size", "tokenizer", "train_s", "command"} <= set(r)
+        gnn_steps = max(g["train_steps"] for g in gnn if g["model"] == "gnn" and g["variant"] == r["variant"])
+        assert r["steps"] >= max(4, gnn_steps) and r["n"] == 5 and r["tokenizer"] == "formula"
+        assert r["train_lines"] == 32 and r["batch_size"] == 8
+    trivial = _records(root, "trivial")
+    assert {r["model"] for r in trivial} == {"copy_source", "type1_shortcut"} and len(trivial) == 12
+    ceilings = _records(root, "ceilings")
+    t2 = next(c for c in ceilings if c["variant"] == "F_T2_x1" and c["setting"] == "test_in")
+    assert t2["model"] == "bayes_ceiling" and set(t2["EM_first_n"]) == {"4", "5"}  # rows scored on prefixes
+
+
+def test_merge_outputs_table_plot_and_readme(bench):
+    root, _ = bench
+    merged = _records(root, "benchmark")
+    assert {r["model"] for r in merged} >= {"gnn", "gnn_naive", "transformer", "copy_source", "paper_transformer"}
+    table = (root / "results" / "benchmark_table.md").read_text()
+    assert table.count("\n| F_T2_x1 |") == 3 and "| F_T1_x1 | test_in | 100.00 |" in table
+    assert table.strip() in (root / "README.md").read_text()
+    assert (root / "results" / "benchmark.png").read_bytes()[:4] == b"\x89PNG"
+    assert "## Verdicts" in (root / "results" / "gnn_table.md").read_text()
+    assert "| F_T2_x1 | test_in | 8 |" in (root / "results" / "gnn_errors.md").read_text()
+
+
+def test_second_run_resumes_without_work(bench):
+    root, _ = bench
+    before = {p: p.stat().st_mtime_ns for p in (root / "runs").rglob("*") if p.suffix in (".pt", ".txt")}
+    gnn = _records(root, "gnn")
+    result = CliRunner().invoke(app, _args(root))
+    assert result.exit_code == 0, result.output
+    assert "train " not in result.output and "EM" not in result.output.split("wrote")[0]
+    assert before == {p: p.stat().st_mtime_ns for p in (root / "runs").rglob("*") if p.suffix in (".pt", ".txt")}
+    assert _records(root, "gnn") == gnn
+
+
+def test_check_and_export(bench, tmp_path):
+    root, _ = bench
+    res = CliRunner().invoke(
+        app, ["bench", "check", "--runs", str(root / "runs" / "bench"), "--built", str(root / "built")]
+    )
+    assert res.exit_code == 0, res.output
+    assert "48 of 48 lines balance in 6 prediction files" in res.output
+    dst, card = tmp_path / "gnn.pt", tmp_path / "CARD.md"
+    args = ["bench", "export", "--variant", "F_T1_x1", "--to", str(dst), "--card", str(card)]
+    args += ["--runs", str(root / "runs" / "bench"), "--results", str(root / "results" / "gnn.json")]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    from gnn_chemalgebra.checkpoint import load_checkpoint
+
+    ck = load_checkpoint(dst)
+    assert "optimizer" not in ck and {r["setting"] for r in ck["meta"]["test_metrics"]} == {
+        "test_in",
+        "test_out",
+        "test_cross",
+    }
+    assert "| test_in |" in card.read_text() and "gnnca bench run" in card.read_text()
+
+
+@pytest.mark.parametrize(
+    "extra, message",
+    [(["--stages", "gnn,typo"], "unknown stage 'typo'"), (["--variants", "F_T9_x1"], "unknown variant 'F_T9_x1'")],
+)
+def test_bad_options_are_one_line(bench, extra, message):
+    root, _ = bench
+    res = CliRunner().invoke(app, _args(root, *extra))
+    assert res.exit_code == 2 and message in res.output and "Traceback" not in res.output
+
+
+def test_missing_built_folder(tmp_path):
+    res = CliRunner().invoke(app, ["bench", "run", "--built", str(tmp_path / "nope"), "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "built data folder not found" in res.output

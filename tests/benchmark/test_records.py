@@ -1,0 +1,102 @@
+"""The results format: keys, merging, validation, resume markers, prefix ceilings, and the tables made from
+today's records (they must reproduce the committed tables byte for byte)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from gnn_chemalgebra.benchmark.ceilings import ceiling_for
+from gnn_chemalgebra.benchmark.merge import merged_records, paper_records
+from gnn_chemalgebra.benchmark.records import (
+    load_records,
+    merge_records,
+    read_marker,
+    record_key,
+    update_records,
+    write_marker,
+)
+from gnn_chemalgebra.benchmark.tables import benchmark_table, gnn_table, update_readme
+from gnn_chemalgebra.errors import InputError
+
+pytestmark = pytest.mark.unit
+RESULTS = Path(__file__).resolve().parents[2] / "results"
+
+
+def _rec(model: str, setting: str = "test_in", **kw) -> dict:
+    return {"model": model, "variant": "F_T1_x1", "setting": setting, "EM": 1.0, "n": 10, **kw}
+
+
+def test_merge_replaces_in_place_and_keeps_other_training_data():
+    old = [_rec("gnn"), _rec("gnn", "test_out"), _rec("copy_source")]
+    new = [_rec("gnn", EM=2.0), _rec("gnn", training_data="local+extra", EM=3.0), _rec("transformer")]
+    merged = merge_records(old, new)
+    assert [r["model"] for r in merged] == ["gnn", "gnn", "copy_source", "gnn", "transformer"]
+    assert merged[0]["EM"] == 2.0 and merged[3]["EM"] == 3.0
+    assert record_key(_rec("gnn")) == record_key(_rec("gnn", training_data="local"))
+
+
+def test_update_is_atomic_and_cumulative(tmp_path):
+    path = tmp_path / "r" / "gnn.json"
+    update_records(path, [_rec("gnn")])
+    update_records(path, [_rec("gnn", "test_out")])
+    assert [r["setting"] for r in load_records(path)] == ["test_in", "test_out"]
+    assert not list(path.parent.glob("*.tmp*"))
+
+
+@pytest.mark.parametrize(
+    "text, reason",
+    [("{", "not JSON"), ('{"records": 3}', "expected a list"), ('[{"model": "gnn"}]', "'variant'"), ("[1]", "object")],
+)
+def test_bad_results_file_is_one_located_error(tmp_path, text, reason):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(InputError, match=reason) as err:
+        load_records(path)
+    assert str(path) in str(err.value) and "\n" not in str(err.value)
+
+
+def test_marker_round_trip_drops_history(tmp_path):
+    assert read_marker(tmp_path / "run") is None
+    write_marker(tmp_path / "run", {"steps": 5, "history": [1, 2]})
+    assert read_marker(tmp_path / "run") == {"steps": 5}
+
+
+def test_ceiling_for_prefix_or_none():
+    c = {"model": "bayes_ceiling", "EM": 87.0, "n": 100, "EM_first_n": {"20": 80.0}}
+    assert ceiling_for(c, 100) == 87.0 and ceiling_for(c, None) == 87.0
+    assert ceiling_for(c, 20) == 80.0
+    assert ceiling_for(c, 30) is None and ceiling_for(None, 20) is None
+
+
+def test_paper_numbers_cover_every_cell():
+    cells = {(r["variant"], r["setting"]) for r in paper_records()}
+    assert len(cells) == 24 and all(r["mol_JAC"] < r["mol_F1"] for r in paper_records())
+
+
+def test_tables_reproduce_the_committed_ones():
+    """The tables are a function of the records: regenerating them from results/*.json changes nothing."""
+    records = merged_records(RESULTS)
+    assert json.loads((RESULTS / "benchmark.json").read_text()) == records
+    assert benchmark_table(records) == (RESULTS / "benchmark_table.md").read_text()
+    gnn = [r for r in records if r["model"] in ("oracle", "bayes_ceiling", "gnn", "gnn_naive")]
+    assert gnn_table(gnn) == (RESULTS / "gnn_table.md").read_text()
+
+
+def test_extra_training_data_adds_columns_without_touching_local_rows():
+    records = merged_records(RESULTS)
+    base = benchmark_table(records).splitlines()
+    extra = _rec("gnn", training_data="local+extra", EM=91.5, n=17822)
+    grown = benchmark_table([*records, extra]).splitlines()
+    assert grown[0].endswith("gnn (local+extra) EM | gnn (local+extra) n |")
+    assert grown[2].startswith(base[2]) and grown[2].endswith(" 91.50 | 17,822 |")
+
+
+def test_readme_table_between_markers(tmp_path):
+    readme = tmp_path / "README.md"
+    readme.write_text("intro\n<!-- results-table -->\nold\n<!-- /results-table -->\nend\n")
+    assert update_readme(readme, "| a |\n")
+    assert readme.read_text() == "intro\n<!-- results-table -->\n| a |\n<!-- /results-table -->\nend\n"
+    assert not update_readme(readme, "| a |\n")
