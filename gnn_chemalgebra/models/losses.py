@@ -1,4 +1,4 @@
-"""Training losses: role CE + by-product BCE + learned-extent CE + naive coefficient CE + penalty."""
+"""Training losses: role CE + by-product BCE + leftover CE + learned-extent CE + naive coefficient CE + penalty."""
 
 from __future__ import annotations
 
@@ -8,7 +8,9 @@ import torch
 import torch.nn.functional as F
 from torch_geometric.utils import scatter
 
-from .penalty import mass_balance_penalty
+from .penalty import expected_leftover_slots, expected_vocab_leftover, mass_balance_penalty
+
+LEFT_CHARGE_SHIFT = 2  # leftover charge class = charge + 2 (models.gnn.CHARGE_SHIFT, data.dataset's labels)
 
 
 def grouped_log_softmax(scores: torch.Tensor, group: torch.Tensor, n: int) -> torch.Tensor:
@@ -38,15 +40,41 @@ def compute_losses(out: dict[str, torch.Tensor], batch: Any, model: Any, weights
         losses["coef"] = F.cross_entropy(out["coef_logits"].float(), batch.y_coef)
         if (batch.y_newcoef >= 0).any():
             losses["newcoef"] = F.cross_entropy(out["newcoef_logits"].float(), batch.y_newcoef, ignore_index=-100)
+    left_comp = predicted_leftover(out, batch, model, B)
     losses["penalty"] = mass_balance_penalty(
         role_logits.softmax(-1),
         model.role_nu,
         batch.mol_comp,
         batch.mol_graph,
-        extra_logits.sigmoid(),
-        model.extra_comp,
+        left_comp,
+        gold_main_composition(batch, model.role_nu, model.charge_index, B),
         B,
+        charge_index=model.charge_index,
     )
     total = sum(v for k, v in losses.items() if k != "penalty") + weights.get("mass_balance", 0.0) * losses["penalty"]
     losses["total"] = total
     return losses
+
+
+def predicted_leftover(out: dict[str, torch.Tensor], batch: Any, model: Any, n_graphs: int) -> torch.Tensor:
+    """Expected composition of the non-main new products under the head the decoder reads: the per-element
+    leftover head when the model has one, else the by-product vocabulary head."""
+    if "left_logits" in out:
+        C = batch.mol_comp.size(1)
+        return expected_leftover_slots(
+            out["left_logits"], out["left_bag"], out["left_elem"], n_graphs, C, model.charge_index, LEFT_CHARGE_SHIFT
+        )
+    return expected_vocab_leftover(out["extra_logits"].sigmoid(), model.extra_comp)
+
+
+def gold_main_composition(batch: Any, role_nu: torch.Tensor, charge_index: int, n_graphs: int) -> torch.Tensor:
+    """The product side of the constraint: the gold main product's composition ([B, C]).
+
+    The labels fix it exactly -- the main product is the remainder of the gold base reaction (consumed inputs
+    minus present products minus the gold leftover ``y_left``) -- so no extra label is needed."""
+    comp = batch.mol_comp.float()
+    nu_gold = role_nu.float()[batch.y_role]
+    consumed = -scatter(nu_gold[:, None] * comp, batch.mol_graph, dim=0, dim_size=n_graphs, reduce="sum")
+    left = batch.y_left.float().view(n_graphs, -1).clone()
+    left[:, charge_index] -= LEFT_CHARGE_SHIFT
+    return consumed - left
