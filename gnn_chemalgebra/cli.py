@@ -56,11 +56,17 @@ def data_build(
     workers: int = typer.Option(0, "--workers", help="Worker processes (0 = all cores)."),
     limit: int = typer.Option(0, "--limit", help="Use only the first N reactions of each split (for tests)."),
     strict: bool = typer.Option(False, "--strict", help="Fail on the first unreadable source reaction."),
+    extra: bool = typer.Option(
+        False,
+        "--extra",
+        help="Add training reactions from USPTO-500-MT and USPTO-full (data/), after removing every one whose "
+        "product is a USPTO-MIT valid/test product and duplicates; valid and test files stay unchanged.",
+    ),
 ) -> None:
     """Build USPTO-MIT separated, USPTO-BAL and all ChemAlgebra variants, deterministically."""
     from .data.build import build_all
 
-    build_all(out, source=source, seed=seed, workers=workers, limit=limit or None, strict=strict)
+    build_all(out, source=source, seed=seed, workers=workers, limit=limit or None, strict=strict, extra=extra)
 
 
 @data_app.command("verify")

@@ -11,6 +11,7 @@ import json
 import os
 import platform
 import random
+import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
 from multiprocessing import Pool
@@ -23,7 +24,7 @@ from .. import __version__
 from ..errors import ChemAlgebraError, InputError
 from ..io import atomic_write_json, atomic_write_lines
 from .augment import BaseReaction, check_identity, draw_lines, draw_record, draw_type1, draw_type2
-from .layout import S_IN, S_OUT, VARIANTS, variant_props
+from .layout import S_IN, S_OUT, VARIANTS, split_files, variant_props
 from .uspto import SKIP_LEFTOVER_REJECTED, RawReaction, find_source_file, process_reaction, read_split
 
 # Paper Table 1 (USPTO-MIT split -> already balanced, re-balanced, kept).
@@ -90,18 +91,25 @@ def cross_halves(n: int, seed: int, name: str) -> list[str]:
     return ["in" if i in half else "out" for i in range(n)]
 
 
-def _variant_plan(bal: dict[str, list[dict]], seed: int) -> dict[str, tuple[str, list[str]]]:
-    """For each variant split: which USPTO-BAL split it draws from and each reaction's coefficient set."""
-    n_tr, n_va, n_te = len(bal["train"]), len(bal["valid"]), len(bal["test"])
+def _variant_plan(bal: dict[str, list[dict]], seed: int, n_extra: int = 0) -> dict[str, tuple[str, list[str]]]:
+    """For each variant split: which USPTO-BAL split it draws from and each reaction's coefficient set.
+
+    A split uses the first ``len(sets)`` reactions of its USPTO-BAL split. The ``n_extra`` extra training
+    reactions (``--extra``) come last in USPTO-BAL train: ``train`` and ``train_cross`` gain them (with their
+    own seeded halves), ``test_cross`` keeps the local training reactions only, so it and every valid/test
+    file stay byte-identical to the local build.
+    """
+    n_tr, n_va, n_te = len(bal["train"]) - n_extra, len(bal["valid"]), len(bal["test"])
     train_cross = cross_halves(n_tr, seed, "train")
+    extra_cross = cross_halves(n_extra, seed, "extra") if n_extra else []
     valid_cross = cross_halves(n_va, seed, "valid")
     swap = {"in": "out", "out": "in"}
     return {
-        "train": ("train", ["in"] * n_tr),
+        "train": ("train", ["in"] * (n_tr + n_extra)),
         "valid": ("valid", ["in"] * n_va),
         "test_in": ("test", ["in"] * n_te),
         "test_out": ("test", ["out"] * n_te),
-        "train_cross": ("train", train_cross),
+        "train_cross": ("train", train_cross + extra_cross),
         "valid_cross": ("valid", valid_cross),
         "test_cross": ("train", [swap[s] for s in train_cross]),
     }
@@ -114,7 +122,7 @@ def _generate(
     draw = draw_type1 if props["type"] == 1 else draw_type2
     reps = props["x"] if split in X5_SPLITS else 1
     rng = random.Random(f"{seed}/{variant}/{split}")
-    for rec, set_name in zip(records, sets, strict=True):
+    for rec, set_name in zip(records[: len(sets)], sets, strict=True):
         base = _base_in_repr(rec, str(props["repr"]))
         nu = base.nu()
         coef_set = S_IN if set_name == "in" else S_OUT
@@ -127,16 +135,43 @@ def _generate(
             yield src, tgt, meta
 
 
-def _write_variant(out: Path, variant: str, bal: dict[str, list[dict]], seed: int) -> dict[str, int]:
+def _write_variant(out: Path, variant: str, bal: dict[str, list[dict]], seed: int, n_extra: int = 0) -> dict[str, int]:
     counts = {}
-    for split, (bal_split, sets) in _variant_plan(bal, seed).items():
-        rows = list(_generate(variant, split, bal_split, bal[bal_split], sets, seed))
-        d = out / variant
-        atomic_write_lines(d / f"src-{split}.txt", (r[0] for r in rows))
-        atomic_write_lines(d / f"tgt-{split}.txt", (r[1] for r in rows))
-        atomic_write_lines(d / f"meta-{split}.jsonl", (r[2] for r in rows))
-        counts[split] = len(rows)
+    for split, (bal_split, sets) in _variant_plan(bal, seed, n_extra).items():
+        rows = _generate(variant, split, bal_split, bal[bal_split], sets, seed)
+        counts[split] = _write_columns(split_files(out, variant, split), rows)
     return counts
+
+
+def _write_columns(paths: tuple[Path, ...], rows: Iterable[tuple[str, ...]]) -> int:
+    """Stream rows into one file per column (line i of each file = row i), each replaced atomically.
+
+    Streaming keeps the memory of an x5 training split with the extra reactions (about 700k lines) flat.
+    """
+    tmps = []
+    try:
+        for p in paths:
+            p.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+            tmps.append((os.fdopen(fd, "wb"), tmp))
+        n = 0
+        for row in rows:
+            for (fh, _), cell in zip(tmps, row, strict=True):
+                fh.write(cell.encode("utf-8") + b"\n")
+            n += 1
+        for fh, _ in tmps:
+            fh.flush()
+            os.fsync(fh.fileno())
+            fh.close()
+        for (_, tmp), p in zip(tmps, paths, strict=True):
+            os.replace(tmp, p)
+    except BaseException:
+        for fh, tmp in tmps:
+            fh.close()
+            if os.path.exists(tmp):
+                os.unlink(tmp)
+        raise
+    return n
 
 
 def _bal_record(rec: dict[str, Any], new_id: int, mit_split: str) -> dict[str, Any]:
@@ -162,9 +197,14 @@ def build_all(
     limit: int | None = None,
     strict: bool = False,
     variants: Iterable[str] = VARIANTS,
+    extra: bool = False,
     log=print,
 ) -> dict[str, Any]:
-    """Build everything into ``out`` and return the manifest (also written to ``out/manifest.json``)."""
+    """Build everything into ``out`` and return the manifest (also written to ``out/manifest.json``).
+
+    ``extra``: add the extra training reactions of :mod:`.extra` (USPTO-500-MT, USPTO-full) to USPTO-BAL
+    train; every other file is the same as without it.
+    """
     out = Path(out)
     src_dir = Path(source) if source is not None else bundled_data_dir()
     workers = workers or os.cpu_count() or 1
@@ -223,8 +263,11 @@ def build_all(
         bal_src = {"train": ("valid", tr), "valid": ("valid", va), "test": ("test", kept["test"])}
     bal: dict[str, list[dict]] = {}
     bal_dir = out / "uspto_bal"
+    extra_info: dict[str, Any] | None = None
     for bsplit, (mit_split, recs) in bal_src.items():
         bal[bsplit] = [_bal_record(r, i, mit_split) for i, r in enumerate(recs)]
+        if extra and bsplit == "train":
+            extra_info = _add_extra(out, src_dir, bal["train"], mit_splits, workers, limit)
         lines = [_bal_lines(r) for r in bal[bsplit]]
         atomic_write_lines(bal_dir / f"src-{bsplit}.txt", (s for s, _ in lines))
         atomic_write_lines(bal_dir / f"tgt-{bsplit}.txt", (t for _, t in lines))
@@ -232,9 +275,10 @@ def build_all(
             bal_dir / f"reactions-{bsplit}.jsonl", (json.dumps(r, separators=(",", ":")) for r in bal[bsplit])
         )
 
+    n_extra = extra_info["train_reactions"]["extra"] if extra_info else 0
     variant_counts = {}
     for variant in tqdm(list(variants), desc="variants", unit="variant", leave=False):
-        variant_counts[variant] = _write_variant(out, variant, bal, seed)
+        variant_counts[variant] = _write_variant(out, variant, bal, seed, n_extra)
 
     files = {p.relative_to(out).as_posix(): file_info(p) for p in _built_files(out)}
     manifest = {
@@ -249,9 +293,56 @@ def build_all(
         "variants": variant_counts,
         "files": files,
     }
+    if extra_info is not None:
+        manifest["extra"] = extra_info
+        manifest["bal_splits"]["train"]["reactions"] = len(bal["train"])
+        manifest["bal_splits"]["train"]["extra_reactions"] = n_extra
     atomic_write_json(out / "manifest.json", manifest)
     log(format_counts_table(counts))
+    if extra_info is not None:
+        log(format_extra_table(extra_info))
     return manifest
+
+
+def _add_extra(
+    out: Path, src_dir: Path, train: list[dict], mit_splits: list[str], workers: int, limit: int | None
+) -> dict[str, Any]:
+    """Append the extra training reactions to ``train`` (ids continue) and write ``extra_skipped.tsv``.
+
+    The overlap keys come from every line of every MIT split except train (all 70,000 valid and test
+    reactions under the local protocol, kept or not): the target molecules and the mapped product molecules.
+    """
+    from .extra import build_extra, local_train_keys, mit_product_keys
+
+    lines: list[str] = []
+    for split in (s for s in mit_splits if s != "train"):
+        for raw in read_split(src_dir, split, None):
+            lines.append(raw.target)
+            lines.append(raw.mapped.split(">")[-1])
+    mit_keys = mit_product_keys(lines, workers)
+    kept, per_source, skipped = build_extra(src_dir, mit_keys, local_train_keys(train), workers=workers, limit=limit)
+    n_local = len(train)
+    for i, rec in enumerate(kept):
+        rec["id"] = n_local + i
+    train.extend(kept)
+    atomic_write_lines(out / "extra_skipped.tsv", ["source\tsplit\tline\treason\tdetail", *skipped])
+    return {
+        "sources": per_source,
+        "mit_valid_test_lines": len(lines) // 2,
+        "mit_product_keys": len(mit_keys),
+        "train_reactions": {"local": n_local, "extra": len(kept)},
+    }
+
+
+def format_extra_table(extra: dict[str, Any]) -> str:
+    """Per extra source: read, dropped, overlap with MIT valid/test, duplicates, kept."""
+    rows = ["| source | read | dropped | overlap removed | duplicates | kept |", "|---|---|---|---|---|---|"]
+    for s, c in extra["sources"].items():
+        rows.append(
+            f"| {s} | {c['read']:,} | {sum(c['dropped'].values()):,} | {c['removed_overlap']:,} | "
+            f"{sum(c['duplicates'].values()):,} | {c['kept']:,} |"
+        )
+    return "\n".join(rows)
 
 
 def _built_files(out: Path) -> list[Path]:
@@ -316,6 +407,10 @@ def verify(out: str | Path) -> list[str]:
             problems.append(f"{rel}: {now['lines']} lines, manifest says {info['lines']}")
         if now["sha256"] != info["sha256"]:
             problems.append(f"{rel}: sha256 {now['sha256'][:12]}... differs from manifest {info['sha256'][:12]}...")
+    if "extra" in manifest:
+        from .extra import check_counts
+
+        problems.extend(check_counts(manifest["extra"]))
     listed = set(files)
     for p in _built_files(out):
         rel = p.relative_to(out).as_posix()

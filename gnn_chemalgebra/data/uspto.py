@@ -10,6 +10,7 @@ import gzip
 import re
 from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,7 @@ from ..chem.leftover import leftover_molecule
 from ..chem.smiles import strip_atom_maps
 from ..errors import InputError
 
-_MAP = re.compile(r":(\d+)\]")
+ATOM_MAP = re.compile(r":(\d+)\]")
 
 # Reasons a reaction does not reach USPTO-BAL (keys of the skip report).
 SKIP_UNPARSABLE_REACTANTS = "unparsable_reactants"
@@ -114,7 +115,7 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
     if ">>" not in raw.mapped:
         return {**base, "ok": False, "reason": SKIP_MALFORMED, "detail": "no '>>' in the reaction SMILES"}
     lhs, rhs = raw.mapped.split(">>", 1)
-    product_maps = set(_MAP.findall(rhs))
+    product_maps = set(ATOM_MAP.findall(rhs))
     reactants: list[str] = []
     reagents: list[str] = []
     r_mols: list[Chem.Mol] = []
@@ -123,7 +124,7 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
         if parsed is None:
             return {**base, "ok": False, "reason": SKIP_UNPARSABLE_REACTANTS, "detail": frag}
         can, mol = parsed
-        if product_maps.intersection(_MAP.findall(frag)):
+        if product_maps.intersection(ATOM_MAP.findall(frag)):
             reactants.append(can)
             r_mols.append(mol)
         else:
@@ -148,7 +149,26 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
         "separated_src": ".".join(reactants) + ">" + ".".join(reagents),
         "separated_tgt": ".".join(products),
     }
-    base = {**base, **separated}
+    res = balance_separated({**base, **separated}, reactants, r_mols, reagents, products, p_mols)
+    if res["ok"]:
+        res.update({"mapped": raw.mapped, "edits": raw.edits, "edits_proc": raw.edits_proc})
+    return res
+
+
+def balance_separated(
+    base: dict[str, Any],
+    reactants: list[str],
+    r_mols: list[Chem.Mol],
+    reagents: list[str],
+    products: list[str],
+    p_mols: list[Chem.Mol],
+) -> dict[str, Any]:
+    """The USPTO-BAL rules on a separated reaction (canonical SMILES and their molecules, side by side).
+
+    Shared by USPTO-MIT and the extra sources so that both follow one rule set. The lists are extended in
+    place by the leftover chains. ``formulas`` keeps first-seen order (reactants, reagents, products), so
+    the written records do not depend on the process's string-hash seed.
+    """
     r_comp = _side_composition(r_mols)
     p_comp = _side_composition(p_mols)
     leftover_p = leftover_r = None
@@ -178,7 +198,7 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
             r_mols.append(Chem.MolFromSmiles(leftover_r))
         if _side_composition(r_mols) != _side_composition(p_mols):
             return {**base, "ok": False, "reason": SKIP_RECHECK, "detail": ""}
-    formulas = {s: rdMolDescriptors.CalcMolFormula(Chem.MolFromSmiles(s)) for s in {*reactants, *reagents, *products}}
+    formulas = {s: _formula(s) for s in dict.fromkeys((*reactants, *reagents, *products))}
     return {
         **base,
         "ok": True,
@@ -188,8 +208,11 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
         "products": products,
         "leftover_product": leftover_p,
         "leftover_reactant": leftover_r,
-        "mapped": raw.mapped,
-        "edits": raw.edits,
-        "edits_proc": raw.edits_proc,
         "formulas": formulas,
     }
+
+
+@lru_cache(maxsize=100_000)
+def _formula(smiles: str) -> str:
+    """Molecular formula of a canonical SMILES (cached: solvents and reagents recur in most reactions)."""
+    return rdMolDescriptors.CalcMolFormula(Chem.MolFromSmiles(smiles))
