@@ -43,17 +43,29 @@ def prefix_ceiling(built: Path, variant: str, setting: str, n: int) -> float:
     return round(100.0 * total / max(len(lines), 1), 4)
 
 
-def add_prefix_ceilings(records: Iterable[Record], built: Path) -> None:
-    """Give every ceiling record the ceiling of each shorter prefix some row of its cell was scored on."""
+def add_prefix_ceilings(
+    records: Iterable[Record], built: Path, scored: Sequence[str] = ("gnn", "gnn_naive")
+) -> list[Record]:
+    """Give each ceiling record the ceiling of every shorter prefix a row of ``scored`` models was scored on in
+    its cell (computed once: a cached value stays); returns the ceiling records that changed."""
     records = list(records)
+    changed = []
     for c in records:
         if c["model"] not in CEILING_MODELS:
             continue
-        ns = {r.get("n") for r in records if r["variant"] == c["variant"] and r["setting"] == c["setting"]}
-        for n in sorted(x for x in ns if isinstance(x, int) and x < c["n"]):
-            c.setdefault("EM_first_n", {})
-            if str(n) not in c["EM_first_n"]:
-                c["EM_first_n"][str(n)] = prefix_ceiling(built, "ChemAlgebra_" + c["variant"], c["setting"], n)
+        ns = {
+            r.get("n")
+            for r in records
+            if r["model"] in scored and (r["variant"], r["setting"]) == (c["variant"], c["setting"])
+        }
+        todo = sorted(n for n in ns if isinstance(n, int) and n < c["n"] and str(n) not in c.get("EM_first_n", {}))
+        for n in todo:
+            c.setdefault("EM_first_n", {})[str(n)] = prefix_ceiling(
+                built, "ChemAlgebra_" + c["variant"], c["setting"], n
+            )
+        if todo:
+            changed.append(c)
+    return changed
 
 
 def ceiling_for(c: Record | None, n: int | None) -> float | None:

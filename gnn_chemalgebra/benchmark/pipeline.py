@@ -120,10 +120,9 @@ def run_stages(opts: BenchOptions) -> list[Record]:
             )
     if "merge" not in opts.stages:
         return []
-    if opts.built.is_dir() and (out / "ceilings.json").exists():  # the ceiling of each prefix a row was scored on
-        ceilings = load_records(out / "ceilings.json")
-        add_prefix_ceilings(ceilings + [r for r in merged_records(out) if r["model"] not in CEILING_MODELS], opts.built)
-        update_records(out / "ceilings.json", ceilings)
+    if opts.built.is_dir():  # the ceiling of each prefix a GNN row was scored on (SMILES rows, the ablation)
+        if changed := add_prefix_ceilings(merged_records(out), opts.built):
+            update_records(out / "ceilings.json", changed)
     if gopts.runs.is_dir():
         run_names = [(f"gnn_{task}", TASKS[task][2]) for task in gopts.tasks]
         (out / "gnn_errors.md").write_text(error_table(gopts.runs, run_names), encoding="utf-8")
