@@ -188,4 +188,32 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         keys = ("n", "top1", "top5", "valid_top1", "balanced_top1", "reactions_per_s")
         typer.echo(json.dumps({k: report["metrics"][k] for k in keys}))
 
+    @bench.command("speed")
+    @wrap
+    def speed(
+        built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder."),
+        variant: str = typer.Option("ChemAlgebra_F_T1_x1", "--variant"),
+        train_lines: int = typer.Option(2000, "--train-lines", help="Lines of the one-epoch training runs."),
+        predict_lines: int = typer.Option(300, "--predict-lines", help="test_in lines predicted."),
+        repeats: int = typer.Option(3, "--repeats", help="Interleaved repeats (medians reported)."),
+        threads: int = typer.Option(1, "--threads"),
+        gnn_config: str = typer.Option("configs/gnn_cpu.yaml", "--gnn-config"),
+        tf_config: str = typer.Option("configs/transformer_cpu.yaml", "--tf-config"),
+        gnn_checkpoint: Path = typer.Option(None, "--gnn-checkpoint", help="Trained GNN to time prediction with."),
+        tf_checkpoint: Path = typer.Option(None, "--tf-checkpoint", help="Trained Transformer to time prediction."),
+        json_out: Path = typer.Option(None, "--json", help="Also write the measurements here."),
+    ) -> None:
+        """GNN vs Transformer training and prediction speed, side by side in one run (medians, ratios)."""
+        from ..io import atomic_write_json
+        from .speed import SpeedOptions, measure_speed, speed_table
+
+        opts = SpeedOptions(
+            built, variant, train_lines, predict_lines, repeats, threads, gnn_config, tf_config,
+            gnn_checkpoint, tf_checkpoint,
+        )  # fmt: skip
+        res = measure_speed(opts, log=lambda m: typer.echo(m, err=True))
+        typer.echo(speed_table(res))
+        if json_out is not None:
+            atomic_write_json(json_out, res)
+
     return bench

@@ -1,0 +1,38 @@
+"""``gnnca bench speed`` on a toy variant: both models train and predict, rates and ratios come out."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from gnn_chemalgebra.benchmark.speed import speed_table
+from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.data.dataset import write_toy_variant
+
+
+@pytest.mark.unit
+def test_table_ratios():
+    res = {
+        "variant": "V", "train_lines": 10, "predict_lines": 5, "threads": 1, "repeats": 3,
+        "checkpoints": {"gnn": "a.pt", "transformer": "b.pt"}, "params": {"gnn": 100, "transformer": 400},
+        "median": {"gnn_train": 300.0, "tf_train": 100.0, "gnn_pred": 200.0, "tf_pred1": 50.0, "tf_pred5": 10.0},
+    }  # fmt: skip
+    table = speed_table(res)
+    assert "| parameters | 100 | 400 | 0.25 |" in table and "| 3.0x |" in table
+    assert "| 200 | 50.0 | 4.0x |" in table and "| 200 | 10.0 | 20.0x |" in table
+
+
+@pytest.mark.integration
+def test_speed_command_on_toy(tmp_path):
+    write_toy_variant(tmp_path / "built", "ChemAlgebra_F_T1_x1", {"train": 16, "valid": 4, "test_in": 6})
+    out = tmp_path / "speed.json"
+    args = ["bench", "speed", "--built", str(tmp_path / "built"), "--train-lines", "16", "--predict-lines", "6"]
+    args += ["--repeats", "1", "--gnn-config", "configs/gnn_tiny.yaml", "--tf-config", "configs/transformer_tiny.yaml"]
+    res = CliRunner().invoke(app, [*args, "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["predict_lines"] == 6 and all(v > 0 for v in data["median"].values())
+    assert data["params"]["gnn"] > 0 and data["params"]["transformer"] > 0
+    assert "| training (reactions/s) |" in res.output
