@@ -34,11 +34,36 @@ def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except ChemAlgebraError as err:
             typer.echo(f"gnnca: error: {err}", err=True)
             raise typer.Exit(2) from None
-        except (FileNotFoundError, IsADirectoryError, PermissionError) as err:
-            typer.echo(f"gnnca: error: {err.filename}: {err.strerror}", err=True)
+        except OSError as err:
+            if err.filename is None:  # not about a file the user named (e.g. a closed pipe)
+                raise
+            typer.echo(f"gnnca: error: {_os_reason(err)}", err=True)
             raise typer.Exit(2) from None
 
     return wrapper
+
+
+def _os_reason(err: OSError) -> str:
+    """``PATH: reason``; a missing file under a missing folder names the first folder that does not exist."""
+    reason = err.strerror or type(err).__name__
+    if isinstance(err, FileNotFoundError):
+        path = missing = Path(str(err.filename))
+        while missing.parent != missing and not missing.parent.exists():
+            missing = missing.parent
+        if missing != path:
+            reason += f" (folder {missing} does not exist)"
+    return f"{err.filename}: {reason}"
+
+
+def _folder(path: Path, what: str) -> Path:
+    """A folder a command reads: missing, or a file, is one error line."""
+    from .errors import InputError
+
+    if not path.exists():
+        raise InputError(f"{what} folder not found", path=str(path))
+    if not path.is_dir():
+        raise InputError(f"{what} is a file, not a folder", path=str(path))
+    return path
 
 
 app.add_typer(build_bench_app(friendly_errors), name="bench")
@@ -97,6 +122,9 @@ def evaluate(
     as_json: Annotated[bool, typer.Option("--json", help="Print one JSON document instead of a table.")] = False,
     pred_dir: Annotated[Path | None, typer.Option("--pred-dir", help="Folder with pred-test_*.txt.")] = None,
     data_dir: Annotated[Path | None, typer.Option("--data-dir", help="Variant folder with tgt-/src-*.txt.")] = None,
+    quiet: Annotated[
+        bool, typer.Option("--quiet", "-q", help="No progress bar (shown on a terminal for files over 1,000 lines).")
+    ] = False,
 ) -> None:
     """Score predictions with the ChemAlgebra metrics (EM, JAC, F1, molecule-only, validity, top-k)."""
     from .errors import InputError
@@ -111,13 +139,15 @@ def evaluate(
     if file_mode:
         if pred is None or tgt is None or repr is None:
             raise InputError("file mode needs --pred, --tgt and --repr")
-        result = evaluate_files(pred, tgt, repr, mode, src=src, beam=beam)  # type: ignore[arg-type]
+        result = evaluate_files(pred, tgt, repr, mode, src=src, beam=beam, progress=not quiet)  # type: ignore[arg-type]
     else:
         if pred_dir is None or data_dir is None:
             raise InputError("folder mode needs both --pred-dir and --data-dir")
         if src is not None:
             raise InputError("--src is for file mode; folder mode reads src-<setting>.txt itself")
-        result = evaluate_folder(pred_dir, data_dir, repr=repr, mode=mode, beam=beam)  # type: ignore[arg-type]
+        _folder(pred_dir, "--pred-dir")
+        _folder(data_dir, "--data-dir")
+        result = evaluate_folder(pred_dir, data_dir, repr=repr, mode=mode, beam=beam, progress=not quiet)  # type: ignore[arg-type]
     typer.echo(to_json(result) if as_json else format_table(result))
 
 
@@ -163,7 +193,7 @@ def ceiling_cmd(
 
     from .evaluation.ceiling import ceilings, format_ceilings, format_recovery, recovery
 
-    records = ceilings(folder, variant)
+    records = ceilings(_folder(folder, "data"), variant)
     checks = recovery(folder, variant)
     bad = sum(r.identity_fail + r.apply_roles_fail for r in checks)
     if as_json:

@@ -47,6 +47,8 @@ from ..chem.molecule import REPRS, Repr, composition
 from ..chem.smiles import try_canonical
 from ..data.layout import TEST_SETTINGS, VARIANTS, variant_props, variant_short
 from ..errors import ChemistryError, InputError
+from ..progress import track
+from ..progress import wanted as progress_wanted
 from .files import check_line_counts, read_eval_files, setting_files
 
 Mode = Literal["paper", "strict"]
@@ -402,8 +404,11 @@ def evaluate_lines(
     pred_path: str | None = None,
     tgt_path: str | None = None,
     src_path: str | None = None,
+    progress: bool = False,
 ) -> dict[str, object]:
     """Average every metric over the examples, in % (see the module doc for the two modes).
+
+    ``progress``: a bar on stderr when there are more than 1,000 examples and stderr is a terminal.
 
     Returns ``{"n", "mode", "repr", "beam", "EM", "JAC", "F1", "mol_JAC", "mol_F1", "VAL",
     ["BAL", "DEF", "EXC", "D+E", "CHG" when src_lines is given], "topk": {"1": EM, "k": ...}}``.
@@ -414,7 +419,7 @@ def evaluate_lines(
     rates: Counter = Counter()
     levels = topk_levels(beam, topk)
     hits: Counter = Counter()
-    for ex in score_lines(
+    examples = score_lines(
         pred_lines,
         tgt_lines,
         repr,
@@ -424,7 +429,10 @@ def evaluate_lines(
         pred_path=pred_path,
         tgt_path=tgt_path,
         src_path=src_path,
-    ):
+    )
+    desc = f"evaluate {Path(tgt_path).name}" if tgt_path else "evaluate"
+    show = progress_wanted(len(tgt_lines), quiet=not progress)
+    for ex in track(examples, len(tgt_lines), desc, enabled=show):
         n += 1
         c = ex.counts
         em += c.em
@@ -471,6 +479,7 @@ def evaluate_files(
     src: str | Path | None = None,
     beam: int = 1,
     topk: Sequence[int] | None = None,
+    progress: bool = False,
 ) -> dict[str, object]:
     """:func:`evaluate_lines` on files; every error names the file and line."""
     _check_choice(repr, REPRS, "representation")
@@ -487,6 +496,7 @@ def evaluate_files(
         pred_path=str(pred),
         tgt_path=str(tgt),
         src_path=None if src is None else str(src),
+        progress=progress,
     )
 
 
@@ -499,6 +509,7 @@ def evaluate_folder(
     beam: int = 1,
     topk: Sequence[int] | None = None,
     settings: Sequence[str] = TEST_SETTINGS,
+    progress: bool = False,
 ) -> list[dict[str, object]]:
     """Score ``pred_dir/pred-<setting>.txt`` against ``data_dir/tgt-<setting>.txt`` for each test setting.
 
@@ -516,6 +527,6 @@ def evaluate_folder(
     _check_choice(str(repr), REPRS, "representation")
     records: list[dict[str, object]] = []
     for setting, pred, tgt, src in setting_files(pred_dir, data_dir, settings):
-        result = evaluate_files(pred, tgt, repr, mode, src=src, beam=beam, topk=topk)
+        result = evaluate_files(pred, tgt, repr, mode, src=src, beam=beam, topk=topk, progress=progress)
         records.append({"setting": setting, **result})
     return records

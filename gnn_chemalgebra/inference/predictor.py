@@ -94,7 +94,7 @@ class Predictor:
     ) -> Predictor:
         """A SMILES checkpoint gets the bond-edit model of ``edit_checkpoint`` (default: ``$GNNCA_EDIT_CHECKPOINT``,
         the bundled one, or ``runs/edits_cpu/best.pt``); without any, new product graphs stay uncovered."""
-        ck = load_checkpoint(path, map_location="cpu")
+        ck = load_checkpoint(path, map_location="cpu", require=("model", "featurizer", "meta"), kind="GNN (bag model)")
         fz = ck["featurizer"]
         feat = Featurizer(fz["repr"])
         vocab = ExtraVocab(fz["vocab"][1:])
