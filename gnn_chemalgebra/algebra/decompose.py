@@ -15,10 +15,9 @@ from math import gcd
 
 from ..chem.bag import Term, bag_totals
 from ..errors import BalanceError
+from .roles import PRODUCT, REACTANT, REAGENT
 
 Nu = dict[str, int]
-
-REACTANT, REAGENT, PRODUCT = "reactant", "reagent", "product"
 
 
 @dataclass(frozen=True)

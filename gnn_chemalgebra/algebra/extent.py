@@ -6,6 +6,10 @@ Type 2 generator (benchmark page, section 3): ``k_m ~ U(S)`` per distinct molecu
 fixes every ``k_m`` (a product absent from the source must have ``k_p = k_hat``), so the posterior
 weight of ``k_hat`` is ``|S|^-|M| / min_m k_m`` when consistent; the ``|S|^-|M|`` factor cancels.
 All arithmetic is exact (:class:`fractions.Fraction`).
+
+This module is the whole extent rule: the coefficient sets, the posterior and its evidence, and the candidates
+and per-term roles the decoder derives from a predicted ``nu`` (the learned scorer's features of those
+candidates are data, in :mod:`gnn_chemalgebra.data.featurize`).
 """
 
 from __future__ import annotations
@@ -19,9 +23,13 @@ from math import gcd
 
 from ..chem.bag import Term
 from ..errors import BalanceError
-from .decompose import PRODUCT, REACTANT, REAGENT
+from .roles import PRODUCT, REACTANT, REAGENT
 
 Posterior = dict[int, Fraction]
+
+# The benchmark's coefficient sets: S_in (train, valid, test_in) and S_out (test_out, out of distribution).
+S_IN: tuple[int, ...] = (1, 2, 3, 4, 5)
+S_OUT: tuple[int, ...] = (6, 7, 8, 9, 10)
 
 
 @dataclass(frozen=True)
@@ -167,16 +175,148 @@ def candidates(posterior: Posterior) -> list[int]:
     return sorted(posterior)
 
 
+# --------------------------------------------------------------------------------------------------------
+# From a predicted nu (per distinct molecule) to extent candidates, per-term roles and the posterior.
+
+
+def coef_set(name: str) -> tuple[int, ...]:
+    """The coefficient set called ``name`` ("in" or "out")."""
+    return S_OUT if name == "out" else S_IN
+
+
+def guess_coef_set(terms: Sequence[Term]) -> str:
+    """"out" when a coefficient lies beyond S_in (a free input line has no declared set), else "in"."""
+    return "out" if any(t.coef > max(S_IN) for t in terms) else "in"
+
+
+def group_terms(terms: Sequence[Term]) -> dict[str, list[int]]:
+    """Coefficients of each molecule's terms, molecules in first-seen order."""
+    out: dict[str, list[int]] = {}
+    for t in terms:
+        out.setdefault(t.mol, []).append(t.coef)
+    return out
+
+
+def reactant_cap(coefs: Sequence[int], n: int) -> int:
+    """Largest extent a reactant with these source terms and nu = n < 0 allows."""
+    if len(coefs) == abs(n):
+        return min(coefs)
+    return sum(coefs) // abs(n)
+
+
+def extent_candidates(groups: Mapping[str, Sequence[int]], nu: Mapping[str, int]) -> list[int]:
+    """Every integer extent 1..max that keeps each reactant term non-negative (``[]`` without reactants)."""
+    caps = [reactant_cap(groups[m], n) for m, n in nu.items() if n < 0 and m in groups]
+    if not caps:
+        return []
+    return list(range(1, max(min(caps), 0) + 1))
+
+
+def base_roles(groups: Mapping[str, Sequence[int]], nu: Mapping[str, int]) -> BaseRoles:
+    """:class:`BaseRoles` from a predicted ``nu`` (spectator terms are reagents)."""
+    reactants: list[str] = []
+    reagents: list[str] = []
+    products: list[str] = []
+    for m, coefs in groups.items():
+        n = nu.get(m, 0)
+        if n < 0:
+            reactants += [m] * -n
+            reagents += [m] * max(len(coefs) + n, 0)
+        elif n == 0:
+            reagents += [m] * len(coefs)
+    for m, n in nu.items():
+        if n > 0:
+            products += [m] * n
+    return BaseRoles.of(reactants, reagents, products)
+
+
+def term_roles(terms: Sequence[Term], nu: Mapping[str, int], vtype: int) -> list[str]:
+    """One generator role per SOURCE term (reactant / reagent / product) from per-molecule ``nu``.
+
+    The generator writes a molecule that is both reagent and product as SEPARATE terms, so the roles of the
+    individual terms matter for the target's layout. Rules: ``nu < 0``: ``|nu|`` terms are reactants, the rest
+    reagents; ``nu == 0``: reagents; ``nu > 0`` (product already present): Type 1 sources hold no products, so
+    reagents; Type 2 excess product terms carry ``k - k_hat`` < the reagent's ``k``: when a molecule's terms
+    differ, the largest are reagents and the others products; when they are equal, up to ``nu`` are products.
+    """
+    groups = group_terms(terms)
+    per_mol: dict[str, list[str]] = {}
+    for m, coefs in groups.items():
+        n = nu.get(m, 0)
+        idx = sorted(range(len(coefs)), key=lambda i: -coefs[i])  # largest first
+        roles = [REAGENT] * len(coefs)
+        if n < 0:
+            for i in idx[:-n]:
+                roles[i] = REACTANT
+        elif n > 0 and vtype == 2:
+            top = coefs[idx[0]]
+            if len(set(coefs)) > 1:
+                for i in range(len(coefs)):
+                    if coefs[i] < top:
+                        roles[i] = PRODUCT
+            else:
+                for i in idx[:n]:
+                    roles[i] = PRODUCT
+        per_mol[m] = roles
+    seen: dict[str, int] = {}
+    out = []
+    for t in terms:
+        j = seen.get(t.mol, 0)
+        seen[t.mol] = j + 1
+        out.append(per_mol[t.mol][j])
+    return out
+
+
+def extent_posterior(
+    terms: Sequence[Term], nu: Mapping[str, int], coef_set_name: str, roles: Sequence[str] | None = None
+) -> tuple[list[int], list[float]]:
+    """Feasible Type-2 extents and their exact posterior (:func:`type2_posterior`), as floats.
+
+    ``roles`` (one per source term, see :func:`term_roles`) rebuild the base reaction like the generator; without
+    them, spectator terms are reagents. When the roles explain no extent (wrong roles), every limiting candidate
+    gets equal weight.
+    """
+    cands, post, _ = extent_posterior_evidence(terms, nu, coef_set_name, roles)
+    return cands, post
+
+
+def extent_posterior_evidence(
+    terms: Sequence[Term], nu: Mapping[str, int], coef_set_name: str, roles: Sequence[str] | None = None
+) -> tuple[list[int], list[float], float]:
+    """:func:`extent_posterior` plus ``log P(source | roles)`` under the generator (``-inf``: inconsistent)."""
+    groups = group_terms(terms)
+    try:
+        base = BaseRoles.from_meta(terms, roles, nu) if roles is not None else base_roles(groups, nu)
+        weights, n_mols = type2_weights(terms, base, coef_set(coef_set_name))
+        log_ev = log_evidence(weights, n_mols, coef_set(coef_set_name))
+    except BalanceError:
+        weights, log_ev = {}, float("-inf")
+    if not weights:
+        cands = extent_candidates(groups, nu)
+        return cands, [1.0 / len(cands)] * len(cands) if cands else [], float("-inf")
+    total = sum(weights.values())
+    cands = sorted(weights)
+    return cands, [float(weights[c] / total) for c in cands], log_ev
+
+
 __all__ = [
-    "PRODUCT",
-    "REACTANT",
-    "REAGENT",
+    "S_IN",
+    "S_OUT",
     "BaseRoles",
+    "base_roles",
     "bayes_em",
     "bayes_extent",
     "candidates",
+    "coef_set",
+    "extent_candidates",
+    "extent_posterior",
+    "extent_posterior_evidence",
+    "group_terms",
+    "guess_coef_set",
     "limiting_extent",
     "log_evidence",
+    "reactant_cap",
+    "term_roles",
     "type1_extent",
     "type2_log_evidence",
     "type2_posterior",

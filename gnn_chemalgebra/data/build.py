@@ -21,10 +21,11 @@ from typing import Any
 from tqdm import tqdm
 
 from .. import __version__
+from ..algebra.extent import S_IN, S_OUT
 from ..errors import ChemAlgebraError, InputError
 from ..io import atomic_write_json, atomic_write_lines
 from .augment import BaseReaction, check_identity, draw_lines, draw_record, draw_type1, draw_type2
-from .layout import S_IN, S_OUT, VARIANTS, split_files, variant_props
+from .layout import VARIANTS, split_files, variant_props
 from .uspto import SKIP_LEFTOVER_REJECTED, RawReaction, find_source_file, process_reaction, read_split
 
 # Paper Table 1 (USPTO-MIT split -> already balanced, re-balanced, kept).

@@ -21,15 +21,16 @@ from typing import Any
 
 import torch
 
+from ..algebra.extent import S_IN, S_OUT, extent_posterior, group_terms
+from ..algebra.roles import PRODUCT, REACTANT, REAGENT, role_class
 from ..chem.bag import Term, format_bag, parse_bag
 from ..chem.composition import CHARGE_KEY, smiles_composition
 from ..chem.leftover import leftover_molecule
 from ..chem.molecule import composition, smiles_to_formula
 from ..chem.smiles import canonical_smiles
-from ..inference.decode import extent_features, extent_posterior, group_terms
 from ..io import atomic_write_lines, read_lines
-from .featurize import CHARGE_INDEX, ROLE_NU, BagData, Featurizer
-from .layout import S_IN, S_OUT, split_files, variant_props
+from .featurize import CHARGE_INDEX, N_EXTENT_FEATURES, BagData, Featurizer, extent_features
+from .layout import split_files, variant_props
 
 N_COEF_CLASSES = 16  # naive head: output coefficient 0..15
 LEFT_CHARGE_SHIFT = 2  # leftover charge class = charge + 2 (see models.gnn.CHARGE_SHIFT)
@@ -136,7 +137,7 @@ def to_data(ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0, l
     d.vtype = torch.tensor([ex.vtype])
     if ex.nu_in is None or not labels:
         return d
-    d.y_role = torch.tensor([ROLE_NU.index(max(-2, min(2, n))) for n in ex.nu_in])
+    d.y_role = torch.tensor([role_class(n) for n in ex.nu_in])
     d.y_extra = vocab.encode(ex.extras)
     # Structured leftover labels: the composition of the new non-main products (the artificial leftover
     # chain, rarely a second by-product) per element column; the charge column is shifted to stay >= 0.
@@ -154,7 +155,7 @@ def to_data(ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0, l
         d.ext_feat = torch.tensor(feats, dtype=torch.float)
         d.ext_y = torch.tensor([float(c == ex.xi) for c in cands])
     else:
-        d.ext_feat = torch.zeros(0, 7)
+        d.ext_feat = torch.zeros(0, N_EXTENT_FEATURES)
         d.ext_y = torch.zeros(0)
     d.ext_graph = torch.zeros(d.ext_y.numel(), dtype=torch.long)
     # Naive ablation labels: output total per input molecule, and the new products' coefficient (= xi).
@@ -242,17 +243,17 @@ def write_toy_variant(out: str | Path, variant: str, n: dict[str, int] | None = 
             if props["type"] == 1:
                 k = rng.choice(S)
                 xi, kd = k, {m: k for m in [*R, *G, *P]}
-                src = [(k, m, "reactant") for m in R] + [(k, m, "reagent") for m in G]
-                tgt = [(k, m, "product") for m in P] + [(k, m, "reagent") for m in G]
+                src = [(k, m, REACTANT) for m in R] + [(k, m, REAGENT) for m in G]
+                tgt = [(k, m, PRODUCT) for m in P] + [(k, m, REAGENT) for m in G]
             else:
                 kd = {}
                 for m in [*R, *G, *P]:
                     kd.setdefault(m, rng.choice(S))
                 xi = rng.randint(1, min(kd.values()))
-                src = [(kd[m], m, "reactant") for m in R] + [(kd[m], m, "reagent") for m in G]
-                src += [(kd[m] - xi, m, "product") for m in P if kd[m] - xi > 0]
-                tgt = [(kd[m], m, "product") for m in P] + [(kd[m], m, "reagent") for m in G]
-                tgt += [(kd[m] - xi, m, "reactant") for m in R if kd[m] - xi > 0]
+                src = [(kd[m], m, REACTANT) for m in R] + [(kd[m], m, REAGENT) for m in G]
+                src += [(kd[m] - xi, m, PRODUCT) for m in P if kd[m] - xi > 0]
+                tgt = [(kd[m], m, PRODUCT) for m in P] + [(kd[m], m, REAGENT) for m in G]
+                tgt += [(kd[m] - xi, m, REACTANT) for m in R if kd[m] - xi > 0]
             rng.shuffle(src)
             rng.shuffle(tgt)
             src_l.append(format_bag(Term(k, m) for k, m, _ in src))

@@ -8,7 +8,9 @@ Contract (what the network may see):
 * ``mol_feat``: SCALE-FREE multiplicity features only (see :func:`multiplicity_features`), identical when every
   coefficient is multiplied by a constant or shifted by one (S_in -> S_out);
 * ``mol_coef``: raw total coefficients, for the algebra and for the deliberately naive ablation head only;
-* ``mol_comp``: element-view composition per molecule (element counts + net charge), for the mass-balance penalty.
+* ``mol_comp``: element-view composition per molecule (element counts + net charge), for the mass-balance penalty;
+* ``ext_feat``: scale-free features of each Type-2 extent candidate for the learned scorer
+  (:func:`extent_features`, :data:`N_EXTENT_FEATURES` columns): ranks and posterior masses, never magnitudes.
 
 Distinct molecules are ordered by their string, so neither the line's shuffle nor its coefficients change the
 graph. Molecule graphs are cached by string, so the x5 draws of a base reaction share them.
@@ -16,12 +18,15 @@ graph. Molecule graphs are cached by string, so the x5 draws of a base reaction 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import torch
 from torch_geometric.data import Data
 
+from ..algebra.extent import reactant_cap
+from ..algebra.roles import ROLE_NU
 from ..chem.composition import CHARGE_KEY
 from ..chem.formula import ELEMENTS
 from ..chem.molecule import composition
@@ -38,8 +43,7 @@ CHARGE_INDEX = ELEMENT_INDEX[CHARGE_KEY]
 
 N_MULT_FEATURES = 6
 N_RAW_COEF = 16  # one-hot of min(k, 15) + k/10 for the naive head
-N_ROLE_CLASSES = 5  # nu in {-2, -1, 0, +1, +2}
-ROLE_NU = (-2, -1, 0, 1, 2)
+N_EXTENT_FEATURES = 7  # columns of extent_features
 
 _HYB = ("SP", "SP2", "SP3", "SP3D", "SP3D2")
 _BOND = ("SINGLE", "DOUBLE", "TRIPLE", "AROMATIC")
@@ -148,6 +152,37 @@ def raw_coef_features(totals: Sequence[int]) -> torch.Tensor:
     """Raw magnitudes, for the NAIVE ablation head only (never the coefficient-blind network)."""
     rows = [_onehot(min(k, N_RAW_COEF - 1), N_RAW_COEF - 1) + [k / 10.0] for k in totals]
     return torch.tensor(rows, dtype=torch.float)
+
+
+def extent_features(
+    cands: Sequence[int], groups: Mapping[str, Sequence[int]], nu: Mapping[str, int], post: Sequence[float]
+) -> list[list[float]]:
+    """Scale-free features of each extent candidate for the learned scorer, :data:`N_EXTENT_FEATURES` per row.
+
+    Columns: [first candidate, last candidate, rank / (n - 1), posterior, is a posterior mode, share of reactants
+    exhausted at this extent, log posterior ratio to the mode (floored at -10, / 10)]. ``cands`` and ``post``
+    come from :func:`gnn_chemalgebra.algebra.extent.extent_posterior`.
+    """
+    n = len(cands)
+    if n == 0:
+        return []
+    caps = [reactant_cap(groups[m], k) for m, k in nu.items() if k < 0 and m in groups]
+    pmax = max(post) if post else 1.0
+    rows = []
+    for i, x in enumerate(cands):
+        p = post[i] if post else 1.0 / n
+        rows.append(
+            [
+                float(i == 0),
+                float(i == n - 1),
+                i / max(n - 1, 1),
+                p,
+                float(p >= pmax - 1e-12),
+                sum(1 for c in caps if c == x) / max(len(caps), 1),
+                max(math.log(max(p, 1e-30) / max(pmax, 1e-30)), -10.0) / 10.0,
+            ]
+        )
+    return rows
 
 
 class BagData(Data):

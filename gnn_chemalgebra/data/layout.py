@@ -23,7 +23,7 @@ A ``reactions-*.jsonl`` record::
 A ``meta-<split>.jsonl`` record (line i describes line i of src/tgt)::
 
     {"rxn": id in reactions-<bal_split>.jsonl, "bal_split": "train" | "valid" | "test",
-     "set": "in" | "out", "xi": extent (Type 1: k; Type 2: k_hat),
+     "set": "in" | "out" (algebra.extent.S_IN / S_OUT), "xi": extent (Type 1: k; Type 2: k_hat),
      "k": {mol: k_m}  (Type 1: every molecule has the one k),
      "src_roles": ["reactant" | "reagent" | "product", ...]  one per source term, in line order,
      "tgt_roles": ["product" | "reagent" | "reactant", ...]  one per target term,
@@ -53,8 +53,6 @@ VARIANT_SPLITS: tuple[str, ...] = (
 )
 TEST_SETTINGS: tuple[str, ...] = ("test_in", "test_cross", "test_out")
 BAL_SPLITS: tuple[str, ...] = ("train", "valid", "test")
-S_IN: tuple[int, ...] = (1, 2, 3, 4, 5)
-S_OUT: tuple[int, ...] = (6, 7, 8, 9, 10)
 
 
 def variant_short(name: str) -> str:

@@ -27,10 +27,10 @@ from functools import lru_cache
 from pathlib import Path
 
 from ..algebra.decompose import apply_extent, check_identity, decompose, nu_gcd
-from ..algebra.extent import BaseRoles, bayes_em, bayes_extent, type1_extent, type2_posterior
+from ..algebra.extent import S_IN, S_OUT, BaseRoles, bayes_em, bayes_extent, type1_extent, type2_posterior
 from ..chem.bag import Term, parse_bag
 from ..chem.molecule import Repr, canonical
-from ..data.layout import S_IN, S_OUT, TEST_SETTINGS, VARIANT_SPLITS, VARIANTS, split_files, variant_props
+from ..data.layout import TEST_SETTINGS, VARIANT_SPLITS, VARIANTS, split_files, variant_props
 from ..errors import BalanceError, ChemAlgebraError, InputError
 
 COEF_SETS = {"in": S_IN, "out": S_OUT}

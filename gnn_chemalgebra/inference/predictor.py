@@ -19,19 +19,19 @@ from typing import Any
 import torch
 from torch_geometric.data import Batch
 
+from ..algebra.roles import ROLE_NU, role_name
 from ..checkpoint import load_checkpoint
 from ..chem.bag import Term, format_bag
 from ..chem.composition import CHARGE_KEY, closed_shell_possible
 from ..chem.formula import write_formula
 from ..chem.molecule import composition
 from ..data.dataset import BagExample, ExtraVocab, to_data, vocab_compositions
-from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, ROLE_NU, Featurizer
+from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, Featurizer
 from ..errors import ChemAlgebraError
 from ..models.gnn import CHARGE_SHIFT, build_model, model_hparams
 from .decode import Decoded, decode_bag
 
 EVIDENCE_FLOOR = -20.0
-ROLE_NAMES = {-2: "reactant", -1: "reactant", 0: "reagent", 1: "product", 2: "product"}
 
 
 def kbest_assignments(logp: torch.Tensor, k: int) -> list[tuple[float, tuple[int, ...]]]:
@@ -287,7 +287,7 @@ class Predictor:
             "molecules": [
                 {
                     "mol": m,
-                    "role": ROLE_NAMES[ROLE_NU[int(j)]],
+                    "role": role_name(ROLE_NU[int(j)]),
                     "nu": ROLE_NU[int(j)],
                     "confidence": round(c, 4),
                 }

@@ -11,12 +11,12 @@ from typing import Any
 
 from rdkit import Chem
 
+from ..algebra.extent import guess_coef_set
 from ..chem.bag import Term, parse_bag
 from ..chem.molecule import canonical, detect_repr, smiles_to_formula
 from ..chem.smiles import strip_atom_maps
 from ..data.dataset import BagExample, example_from_terms
 from ..errors import ChemistryError, InputError
-from .decode import guess_coef_set
 
 _ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
 _BUNDLED = Path(__file__).resolve().parents[1] / "checkpoints"  # package data

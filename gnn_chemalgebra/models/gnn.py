@@ -14,6 +14,8 @@ import torch
 from torch import nn
 from torch_geometric.utils import scatter
 
+from ..algebra.roles import ROLE_NU
+from ..data.featurize import N_EXTENT_FEATURES
 from .blocks import BAG_MIXERS, SET_ENCODERS, ConvStack, mlp
 
 MODEL_NAMES = ("gnn", "naive")
@@ -51,7 +53,7 @@ def model_hparams(model_cfg: dict[str, Any], featurizer: dict[str, Any], n_extra
         n_roles=len(featurizer["role_nu"]),
         n_extra=n_extra,
         n_coef_classes=16,
-        n_extent_features=7,
+        n_extent_features=N_EXTENT_FEATURES,
         h_index=featurizer.get("h_index", 0),
         charge_index=featurizer.get("charge_index", 1),
     )
@@ -85,7 +87,7 @@ class BagGNN(nn.Module):
         comp = extra_comp if extra_comp is not None else torch.zeros(hp["n_extra"], hp["comp_dim"])
         self.register_buffer("extra_comp", comp.float().clone())
         self.h_index, self.charge_index = int(hp.get("h_index", 0)), int(hp.get("charge_index", 1))
-        self.register_buffer("role_nu", torch.tensor([-2.0, -1.0, 0.0, 1.0, 2.0])[: hp["n_roles"]])
+        self.register_buffer("role_nu", torch.tensor(ROLE_NU, dtype=torch.float)[: hp["n_roles"]])
 
     def forward(self, batch: Any) -> dict[str, torch.Tensor]:
         B = int(batch.num_graphs)

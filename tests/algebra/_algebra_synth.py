@@ -11,8 +11,8 @@ import random
 from collections import Counter
 from pathlib import Path
 
+from gnn_chemalgebra.algebra.extent import S_IN, S_OUT
 from gnn_chemalgebra.chem.bag import Term, format_bag
-from gnn_chemalgebra.data.layout import S_IN, S_OUT
 
 Line = dict  # src, src_roles, tgt, tgt_roles, xi, k, nu
 

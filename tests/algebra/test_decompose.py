@@ -8,8 +8,8 @@ import pytest
 from _algebra_synth import REACTIONS, gen_type1, gen_type2
 
 from gnn_chemalgebra.algebra.decompose import apply_extent, bag_multiset, decompose, nu_gcd
+from gnn_chemalgebra.algebra.extent import S_IN, S_OUT
 from gnn_chemalgebra.chem.bag import Term
-from gnn_chemalgebra.data.layout import S_IN, S_OUT
 from gnn_chemalgebra.errors import BalanceError
 
 

@@ -12,6 +12,8 @@ import pytest
 from _algebra_synth import REACTIONS, gen_type2
 
 from gnn_chemalgebra.algebra.extent import (
+    S_IN,
+    S_OUT,
     BaseRoles,
     bayes_em,
     bayes_extent,
@@ -21,7 +23,6 @@ from gnn_chemalgebra.algebra.extent import (
     type2_posterior,
 )
 from gnn_chemalgebra.chem.bag import Term
-from gnn_chemalgebra.data.layout import S_IN, S_OUT
 from gnn_chemalgebra.errors import BalanceError
 
 

@@ -9,10 +9,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from gnn_chemalgebra.algebra.extent import S_IN, S_OUT
 from gnn_chemalgebra.chem.bag import bag_totals, parse_bag
 from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.data.build import build_all, verify
-from gnn_chemalgebra.data.layout import S_IN, S_OUT, VARIANT_SPLITS, VARIANTS, split_files, variant_props
+from gnn_chemalgebra.data.layout import VARIANT_SPLITS, VARIANTS, split_files, variant_props
 from gnn_chemalgebra.io import read_lines
 
 pytestmark = pytest.mark.integration

@@ -8,6 +8,7 @@ import pytest
 import torch
 from torch_geometric.data import Batch
 
+from gnn_chemalgebra.algebra.extent import term_roles
 from gnn_chemalgebra.chem.bag import Term, parse_bag
 from gnn_chemalgebra.chem.molecule import composition
 from gnn_chemalgebra.data.dataset import (
@@ -17,7 +18,7 @@ from gnn_chemalgebra.data.dataset import (
     write_toy_variant,
 )
 from gnn_chemalgebra.data.featurize import CHARGE_INDEX, ELEMENT_INDEX, Featurizer
-from gnn_chemalgebra.inference.decode import decode_bag, term_roles
+from gnn_chemalgebra.inference.decode import decode_bag
 from gnn_chemalgebra.inference.predictor import Predictor
 
 pytestmark = pytest.mark.unit

@@ -84,7 +84,7 @@ def test_resume_is_bit_exact(tmp_path: Path) -> None:
 def _gold_assign(ex, reactants: list[str]) -> tuple[int, ...]:
     from collections import Counter
 
-    from gnn_chemalgebra.data.featurize import ROLE_NU
+    from gnn_chemalgebra.algebra.roles import ROLE_NU
 
     n = Counter(reactants)
     return tuple(ROLE_NU.index(-n[m]) for m in ex.mols)
