@@ -216,4 +216,26 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         if json_out is not None:
             atomic_write_json(json_out, res)
 
+    @bench.command("gpu")
+    @wrap
+    def gpu(
+        built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder."),
+        variant: str = typer.Option("ChemAlgebra_F_T1_x5", "--variant"),
+        config: str = typer.Option("configs/gnn_cpu.yaml", "--config", help="GNN preset."),
+        lines: int = typer.Option(20000, "--lines", help="First N training lines."),
+        epochs: int = typer.Option(2, "--epochs"),
+        tol: float = typer.Option(0.05, "--tol", help="Relative tolerance, bf16 vs fp32 final loss."),
+        json_out: Path = typer.Option(None, "--json", help="Also write the rows here."),
+    ) -> None:
+        """bf16 vs fp32 on CUDA vs the CPU: training speed and loss side by side (exit 1 if bf16 drifts)."""
+        from ..io import atomic_write_json
+        from .gpu import GpuOptions, gpu_check, gpu_table
+
+        res = gpu_check(GpuOptions(built, variant, config, lines, epochs=epochs, tol=tol))
+        typer.echo(gpu_table(res))
+        if json_out is not None:
+            atomic_write_json(json_out, res)
+        if not res["mixed_precision_ok"]:
+            raise typer.Exit(1)
+
     return bench

@@ -24,6 +24,7 @@ from ..evaluation.metrics import evaluate_lines
 from ..io import atomic_write_json, atomic_write_lines, read_lines
 from .errors import error_counts, main_accuracy
 from .records import LOCAL, METRICS, Record, read_marker, write_marker
+from .train import train_model
 
 TASKS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "std": ("train", "valid", ("test_in", "test_out")),
@@ -93,8 +94,6 @@ def checkpoint_of(run_dir: Path) -> Path:
 
 def ensure_trained(opts: GnnOptions, variant: str, model: str, task: str, log: Callable[[str], None]) -> Path:
     """The run folder of a finished training run (trained, resumed or shared here when needed)."""
-    from ..training.run import train
-
     run_dir = run_dir_of(opts, variant, model, task)
     if opts.resume and read_marker(run_dir) is not None and checkpoint_of(run_dir).exists():
         return run_dir
@@ -104,7 +103,7 @@ def ensure_trained(opts: GnnOptions, variant: str, model: str, task: str, log: C
     resume = opts.resume and (run_dir / "last.pt").exists()
     log(f"train {variant_short(variant)} {model} {task} ({'resume' if resume else 'fresh'}) -> {run_dir}")
     t0 = time.perf_counter()
-    summary = train(cfg, resume=resume)
+    summary = train_model(cfg, resume=resume)
     summary["wall_s"] = time.perf_counter() - t0
     write_marker(run_dir, summary)
     log(f"  best val {summary.get('best', {})}")

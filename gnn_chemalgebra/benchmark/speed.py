@@ -20,6 +20,7 @@ from typing import Any
 from ..config import load_config
 from ..data.layout import split_files
 from ..io import read_lines
+from .train import train_model
 
 KEYS = ("gnn_train", "tf_train", "gnn_pred", "tf_pred1", "tf_pred5")
 
@@ -40,14 +41,12 @@ class SpeedOptions:
 
 def _train(opts: SpeedOptions, config: str, run_dir: Path, extra: list[str]) -> tuple[float, int]:
     """One epoch from scratch; (training reactions/s, parameters) from the trainer's summary."""
-    from ..training.run import train
-
     common = [
         f"data.dir={opts.built}", f"data.variant={opts.variant}", f"run_dir={run_dir}", "train.tensorboard=false",
         "train.progress=false", f"train.num_threads={opts.threads}", "train.max_minutes=0", "train.max_steps=0",
         "train.device=cpu", "train.epochs=1", f"data.limit={opts.train_lines}", "data.val_limit=100",
     ]  # fmt: skip
-    s = train(load_config(config, [*common, *extra]))
+    s = train_model(load_config(config, [*common, *extra]))
     rate = s.get("train_reactions_per_s") or s["history"][-1]["train"]["reactions_per_s"]
     return float(rate), int(s.get("n_params") or s["params"])
 

@@ -21,6 +21,7 @@ from ..evaluation.metrics import evaluate_lines, parse_prediction
 from ..io import atomic_write_lines, read_lines
 from .gnn import TASKS, checkpoint_of
 from .records import LOCAL, METRICS, Record, read_marker, write_marker
+from .train import train_model
 
 TASK_DIRS = {"std": "standard", "cross": "cross"}  # run-folder names of the earlier runs, kept for resuming
 
@@ -70,7 +71,6 @@ def train_run(
     opts: TransformerOptions, variant: str, task: str, steps: int, log: Callable[[str], None]
 ) -> tuple[Path, dict[str, Any]]:
     """Train (or resume, or reuse a finished) run; returns its folder and training facts for the records."""
-    from ..training.run import train
     from ..training.seq2seq import tokenizer_name
 
     run_dir = run_dir_of(opts, variant, task)
@@ -90,7 +90,7 @@ def train_run(
         log(f"train {opts.model_name} {variant_short(variant)} {task} to {steps} steps ({how})")
         before = float((read_marker(run_dir) or {}).get("wall_s", 0.0)) if resume else 0.0
         t0 = time.perf_counter()
-        done = train(cfg, resume=resume)
+        done = train_model(cfg, resume=resume)
         done["wall_s"] = before + time.perf_counter() - t0  # wall time of every session of this run
         write_marker(run_dir, done)
     data = cfg["data"] if isinstance(cfg, dict) else cfg.data

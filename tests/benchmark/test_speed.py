@@ -1,4 +1,4 @@
-"""``gnnca bench speed`` on a toy variant: both models train and predict, rates and ratios come out."""
+"""``gnnca bench speed`` and ``gnnca bench gpu`` on a toy variant: the models train and predict, rates come out."""
 
 from __future__ import annotations
 
@@ -36,3 +36,16 @@ def test_speed_command_on_toy(tmp_path):
     assert data["predict_lines"] == 6 and all(v > 0 for v in data["median"].values())
     assert data["params"]["gnn"] > 0 and data["params"]["transformer"] > 0
     assert "| training (reactions/s) |" in res.output
+
+
+@pytest.mark.integration
+def test_gpu_check_runs_its_cpu_row(tmp_path):
+    """Without CUDA only the CPU row is measured (the CUDA rows need a GPU machine)."""
+    write_toy_variant(tmp_path / "built", "ChemAlgebra_F_T1_x1", {"train": 16, "valid": 4})
+    out = tmp_path / "gpu.json"
+    args = ["bench", "gpu", "--built", str(tmp_path / "built"), "--variant", "ChemAlgebra_F_T1_x1"]
+    res = CliRunner().invoke(app, [*args, "--config", "configs/gnn_tiny.yaml", "--epochs", "1", "--json", str(out)])
+    assert res.exit_code == 0, res.output
+    data = json.loads(out.read_text())
+    assert data["rows"][-1]["device"] == "cpu" and data["rows"][-1]["reactions_per_s"] > 0
+    assert "| cpu | False |" in res.output
