@@ -127,3 +127,13 @@ def test_bad_options_are_one_line(bench, extra, message):
 def test_missing_built_folder(tmp_path):
     res = CliRunner().invoke(app, ["bench", "run", "--built", str(tmp_path / "nope"), "--out", str(tmp_path)])
     assert res.exit_code == 2 and "built data folder not found" in res.output
+
+
+def test_decode_ablation_on_a_bench_model(bench, tmp_path):
+    root, _ = bench
+    ck = root / "runs" / "bench" / "F_T2_x1" / "gnn_std" / "best.pt"
+    args = ["bench", "decode-ablation", "--checkpoint", str(ck), "--built", str(root / "built")]
+    res = CliRunner().invoke(app, [*args, "--variant", "ChemAlgebra_F_T2_x1", "--settings", "test_in,valid"])
+    assert res.exit_code == 0, res.output
+    assert "| setting | n | EM off | EM +valence | EM +evidence | EM both | both - off |" in res.output
+    assert "| test_in | 8 |" in res.output and "| valid | 8 |" in res.output
