@@ -35,6 +35,10 @@ DEFAULTS: dict[str, Any] = {
     "leftover": "elements",  # "elements" (per-element count head) or "vocab" (by-product vocabulary only)
     "left_classes": 6,  # leftover count classes per element (0..K-1; the charge is shifted by CHARGE_SHIFT)
     "mol_comp_features": True,  # molecule-level composition features (log counts) in the molecule embedding
+    # Scale-free multiplicity features (rank, ties, minimum) in the molecule embedding. False: every learned
+    # decision is blind to the coefficient PATTERN too, so the Type-1 and Type-2 lines of one reaction (and a
+    # user's own amounts) read alike and the coefficients act only through the exact Type-2 evidence.
+    "mult_features": True,
 }
 CHARGE_SHIFT = 2
 
@@ -97,7 +101,9 @@ class BagGNN(nn.Module):
         h = self.bag_mixer(h, batch.batch, B)
         mean = scatter(h, batch.atom2mol, dim=0, dim_size=M, reduce="mean")
         mx = scatter(h, batch.atom2mol, dim=0, dim_size=M, reduce="max")
-        mol = self.pool(torch.cat([mean, mx], -1)) + self.mult(batch.mol_feat)
+        mol = self.pool(torch.cat([mean, mx], -1))
+        if self.hp.get("mult_features", True):
+            mol = mol + self.mult(batch.mol_feat)
         if self.comp_proj is not None:
             comp = batch.mol_comp.float()
             bag_comp = scatter(comp.abs(), batch.mol_graph, dim=0, dim_size=B, reduce="sum")[batch.mol_graph]

@@ -1,0 +1,43 @@
+"""Role decisions blind to the coefficient pattern (model.mult_features=false), off by default."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+from gnn_chemalgebra.data.featurize import Featurizer
+from gnn_chemalgebra.models.gnn import DEFAULTS, build_model, model_hparams
+
+pytestmark = pytest.mark.unit
+
+MOLS = ["C2H4O2", "C2H6O", "C4H8O2", "H2O4S"]  # acid, ethanol, ester (already present), sulfuric acid
+
+
+def role_logits(mult_features: bool, totals: list[int]) -> torch.Tensor:
+    feat = Featurizer("formula")
+    torch.manual_seed(0)
+    hp = model_hparams({"hidden": 32, "layers": 1, "mult_features": mult_features}, feat.settings(), 4)
+    model = build_model(hp).eval()
+    nterms = [1] * len(MOLS)
+    with torch.no_grad():
+        return model(Batch.from_data_list([feat.bag(MOLS, totals, nterms)]))["role_logits"]
+
+
+def test_blind_model_reads_type1_and_type2_lines_alike() -> None:
+    equal, unequal = role_logits(False, [3, 3, 3, 3]), role_logits(False, [5, 2, 1, 4])
+    assert torch.allclose(equal, unequal)
+
+
+def test_default_model_still_sees_the_pattern() -> None:
+    assert DEFAULTS["mult_features"] is True  # bundled checkpoints (no such hparam) keep their behaviour
+    assert not torch.allclose(role_logits(True, [3, 3, 3, 3]), role_logits(True, [5, 2, 1, 4]))
+
+
+def test_blind_model_keeps_the_same_parameters() -> None:
+    """Same state-dict keys either way, so a checkpoint can be fine-tuned across the switch."""
+    feat = Featurizer("formula")
+    keys = [
+        set(build_model(model_hparams({"mult_features": f}, feat.settings(), 4)).state_dict()) for f in (True, False)
+    ]
+    assert keys[0] == keys[1]
