@@ -97,7 +97,7 @@ def test_check_and_export(bench, tmp_path):
         app, ["bench", "check", "--runs", str(root / "runs" / "bench"), "--built", str(root / "built")]
     )
     assert res.exit_code == 0, res.output
-    assert "48 of 48 lines balance in 6 prediction files" in res.output
+    assert "48 of 48 lines balance in 6 prediction files; " in res.output and "of them are fallbacks" in res.output
     dst, card = tmp_path / "gnn.pt", tmp_path / "CARD.md"
     args = ["bench", "export", "--variant", "F_T1_x1", "--to", str(dst), "--card", str(card)]
     args += ["--runs", str(root / "runs" / "bench"), "--results", str(root / "results" / "gnn.json")]
