@@ -31,6 +31,23 @@ def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
     atomic_write_bytes(path, buf.getvalue())
 
 
+def versions() -> dict[str, str]:
+    """Versions of the package and of the libraries that shape a model's numbers (saved with checkpoints)."""
+    import platform
+    from importlib import metadata
+
+    from . import __version__
+
+    out = {"gnn_chemalgebra": str(__version__), "torch": torch.__version__, "python": platform.python_version()}
+    for dist in ("torch_geometric", "rdkit"):  # read from metadata: importing PyG just for this is slow
+        try:
+            out[dist] = metadata.version(dist)
+        except metadata.PackageNotFoundError:
+            out[dist] = "absent"
+    out["platform"] = platform.platform()
+    return out
+
+
 def load_checkpoint(
     path: str | Path,
     map_location: str | torch.device = "cpu",

@@ -12,14 +12,15 @@ from tqdm.auto import tqdm
 
 
 class RunLogger:
-    def __init__(self, run_dir: str | Path, tensorboard: bool = True) -> None:
+    def __init__(self, run_dir: str | Path, tensorboard: bool = True, purge_step: int | None = None) -> None:
+        """``purge_step``: on resume, TensorBoard drops what a killed run logged after its last checkpoint."""
         self.run_dir = Path(run_dir)
         self.run_dir.mkdir(parents=True, exist_ok=True)
         self.writer = None
         if tensorboard:
             from torch.utils.tensorboard import SummaryWriter
 
-            self.writer = SummaryWriter(str(self.run_dir / "tb"))
+            self.writer = SummaryWriter(str(self.run_dir / "tb"), purge_step=purge_step)
         self._jsonl = open(self.run_dir / "metrics.jsonl", "a", encoding="utf-8")
 
     def scalars(self, values: dict[str, Any], step: int, prefix: str = "") -> None:
@@ -52,3 +53,10 @@ class NullLogger:
 
 def progress(it: Iterable, desc: str, enabled: bool = True, total: int | None = None) -> Iterable:
     return tqdm(it, desc=desc, total=total, disable=not enabled or not sys.stderr.isatty(), leave=False)
+
+
+def progress_bar(total: int | None, initial: int, desc: str, enabled: bool = True) -> tqdm | None:
+    """A bar of optimiser steps on stderr (None when off or when stderr is not a terminal)."""
+    if not enabled or not sys.stderr.isatty():
+        return None
+    return tqdm(total=total, initial=initial, desc=desc, unit="step", dynamic_ncols=True, leave=False)

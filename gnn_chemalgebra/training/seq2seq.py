@@ -1,76 +1,31 @@
 """Training and prediction of the sequence-Transformer baseline under the project's harness.
 
-``gnnca train`` dispatches here when ``model.name == "transformer"``; ``gnnca predict`` calls
-:func:`predict_lines`. Checkpoints follow :mod:`gnn_chemalgebra.checkpoint` (atomic, weights_only)
-and hold everything needed to continue bit-for-bit on CPU: weights, optimizer, step, epoch, position in the
-epoch, RNG states, config, vocabulary and versions. The data order of epoch e is a pure function of
-(seed, e), so a resumed run visits the same batches as an uninterrupted one.
+``gnnca train`` runs :class:`TransformerTask` on the engine (:mod:`.engine`: schedule, budgets, early stopping,
+checkpoints, exact resume also inside an epoch); ``gnnca predict`` calls :func:`predict_lines`. The data order
+of epoch e is a pure function of (seed, e), so a resumed run visits the same batches as an uninterrupted one.
 """
 
 from __future__ import annotations
 
-import math
-import platform
-import random
-import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..checkpoint import load_checkpoint, save_checkpoint
-from ..config import typed
+from ..checkpoint import load_checkpoint
+from ..config import Config, typed
 from ..data.layout import split_files, variant_props
 from ..data.tokenize import BOS_ID, EOS_ID, PAD_ID, Vocab, detokenize, get_tokenizer
 from ..errors import InputError
 from ..io import atomic_write_lines, read_lines
 from ..models.transformer import Seq2SeqTransformer, build_model, count_parameters
-from .device import autocast, seed_everything, select_device
-
-TRAIN_DEFAULTS: dict[str, Any] = {
-    "seed": 0,
-    "device": "auto",
-    "amp": True,
-    "batch_size": 64,
-    "batch_tokens": 0,  # 0 = no token cap; else cap on padded (src + tgt) tokens per batch
-    "epochs": 10,
-    "max_steps": 0,  # 0 = no cap
-    "max_minutes": 0.0,  # wall-clock cap of this invocation; 0 = none
-    "optimizer": "adam",
-    "lr": 5e-4,
-    "betas": [0.9, 0.998],
-    "weight_decay": 0.0,
-    "schedule": "noam",  # noam (warmup then 1/sqrt decay to the peak lr) | constant (optional linear warmup)
-    "warmup_steps": 400,
-    "label_smoothing": 0.1,
-    "grad_clip": 1.0,
-    "eval_every": 200,
-    "val_em_lines": 200,
-    "early_stop_metric": "val_loss",  # or val_em
-    "patience": 5,  # evaluations without improvement
-    "num_threads": 0,  # 0 = leave torch's default
-    "progress": True,
-}
-DATA_DEFAULTS: dict[str, Any] = {
-    "tokenizer": "auto",
-    "train_split": "train",
-    "valid_split": "valid",
-    "max_src_tokens": 1000,
-    "max_tgt_tokens": 200,
-    "limit_train": 0,
-    "limit_valid": 0,
-}
-DECODE_DEFAULTS: dict[str, Any] = {"beam": 10, "max_len": 200, "batch_size": 32, "length_penalty": 0.0}
-
-
-def _section(cfg: dict[str, Any], name: str, defaults: dict[str, Any]) -> dict[str, Any]:
-    return {**defaults, **(cfg.get(name) or {})}
+from .device import autocast, select_device
+from .engine import Task, fit
 
 
 def tokenizer_name(dcfg: dict[str, Any]) -> str:
@@ -190,59 +145,6 @@ def bag_key(line: str) -> tuple[str, ...]:
 
 def exact_match(pred: str, gold: str) -> bool:
     return bag_key(pred) == bag_key(gold)
-
-
-# --------------------------------------------------------------------------- schedule / state
-def lr_at(step: int, tcfg: dict[str, Any]) -> float:
-    """Learning rate for the 1-based ``step``."""
-    peak, warm = float(tcfg["lr"]), int(tcfg.get("warmup_steps") or 0)
-    s = max(step, 1)
-    if tcfg.get("lr_schedule", "noam") == "noam" and warm > 0:
-        return peak * min(s / warm, math.sqrt(warm / s))
-    if warm > 0 and s < warm:
-        return peak * s / warm
-    return peak
-
-
-def _rng_state() -> tuple[dict[str, Any], dict[str, Tensor]]:
-    """Python/NumPy states as JSON-able lists, torch states as tensors (both weights_only-safe)."""
-    py = random.getstate()
-    np_state = np.random.get_state()
-    plain = {
-        "python": [py[0], list(py[1]), py[2]],
-        "numpy": [np_state[0], np_state[1].tolist(), int(np_state[2]), int(np_state[3]), float(np_state[4])],
-    }
-    tensors = {"torch": torch.get_rng_state()}
-    if torch.cuda.is_available():
-        for i, s in enumerate(torch.cuda.get_rng_state_all()):
-            tensors[f"cuda{i}"] = s
-    return plain, tensors
-
-
-def _set_rng_state(plain: dict[str, Any], tensors: dict[str, Tensor]) -> None:
-    if "python" in plain:
-        v, st, g = plain["python"]
-        random.setstate((v, tuple(st), g))
-    if "numpy" in plain:
-        name, keys, pos, has_g, cached = plain["numpy"]
-        np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_g, cached))
-    if "torch" in tensors:
-        torch.set_rng_state(tensors["torch"].cpu())
-    if torch.cuda.is_available():
-        cuda = [tensors[f"cuda{i}"].cpu() for i in range(torch.cuda.device_count()) if f"cuda{i}" in tensors]
-        if len(cuda) == torch.cuda.device_count():
-            torch.cuda.set_rng_state_all(cuda)
-
-
-def versions() -> dict[str, str]:
-    from .. import __version__ as pkg_version  # noqa: PLC0415
-
-    return {
-        "gnn_chemalgebra": str(pkg_version),
-        "torch": torch.__version__,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-    }
 
 
 # --------------------------------------------------------------------------- loaded model
@@ -396,231 +298,91 @@ def evaluate(
 
 
 # --------------------------------------------------------------------------- training
-def _improved(metric: str, value: float, best: float | None) -> bool:
-    if best is None:
-        return True
-    return value > best if metric == "val_em" else value < best
+class TransformerTask(Task):
+    """Token sequences, teacher-forced cross-entropy; validation loss, token accuracy and greedy EM."""
 
+    name = "transformer"
 
-def train(cfg: dict[str, Any], resume: bool = False) -> dict[str, Any]:
-    """Train (or continue from ``<run_dir>/last.pt``) and return a summary: best validation, speed, size."""
-    cfg = typed(cfg, model_name="transformer").to_dict()
-    dcfg = _section(cfg, "data", DATA_DEFAULTS)
-    tcfg = _section(cfg, "train", TRAIN_DEFAULTS)
-    decfg = _section(cfg, "decode", DECODE_DEFAULTS)
-    mcfg = dict(cfg.get("model") or {})
-    if not dcfg.get("dir") or not dcfg.get("variant"):
-        raise InputError("config needs data.dir (built root) and data.variant (e.g. ChemAlgebra_F_T1_x1)")
-    run_dir = Path(cfg.get("run_dir") or tcfg.get("run_dir") or "runs/transformer")  # top level, as the GNN
-    run_dir.mkdir(parents=True, exist_ok=True)
-    if tcfg["num_threads"]:
-        torch.set_num_threads(int(tcfg["num_threads"]))
-    device = select_device(str(tcfg["device"]))
-    seed = int(tcfg["seed"])
-    seed_everything(seed)
-    tok_name = tokenizer_name(dcfg)
-    tok = get_tokenizer(tok_name)
-
-    root, variant = Path(dcfg["dir"]), str(dcfg["variant"])
-    s_tr, t_tr, _ = split_files(root, variant, dcfg["train_split"])
-    s_va, t_va, _ = split_files(root, variant, dcfg["val_split"])
-    src_tr, tgt_tr = read_pairs(s_tr, t_tr, int(dcfg["limit"] or 0))
-    src_va, tgt_va = read_pairs(s_va, t_va, int(dcfg["val_limit"] or 0))
-    if not src_tr:
-        raise InputError("no training examples", path=str(s_tr))
-
-    last_path, best_path = run_dir / "last.pt", run_dir / "best.pt"
-    ck: dict[str, Any] | None = None
-    if resume and last_path.exists():
-        ck = load_checkpoint(last_path)
-        vocab = Vocab(list(ck["meta"]["vocab"]))
-    else:
-        if resume:
-            print(f"[seq2seq] no {last_path} yet: starting fresh", file=sys.stderr)
-        vocab = Vocab.build(tok(line) for line in [*src_tr, *tgt_tr])
-
-    max_src, max_tgt = int(dcfg["max_src_tokens"]), int(dcfg["max_tgt_tokens"])
-    train_pairs = encode_pairs(src_tr, tgt_tr, tok, vocab, max_src, max_tgt)
-    valid_pairs = encode_pairs(src_va, tgt_va, tok, vocab, max_src, max_tgt)
-
-    model = build_model(len(vocab), mcfg).to(device)
-    betas = tuple(float(b) for b in tcfg["betas"])
-    opt = torch.optim.Adam(model.parameters(), lr=lr_at(1, tcfg), betas=betas, weight_decay=float(tcfg["weight_decay"]))
-    n_params = count_parameters(model)
-    state = {
-        "step": 0,
-        "epoch": 0,
-        "batch_in_epoch": 0,
-        "best": None,
-        "bad_evals": 0,
-        "train_seconds": 0.0,
-        "train_examples": 0,
-        "train_tokens": 0,
-        "history": [],
-    }
-    if ck is not None:
-        model.load_state_dict(ck["model"])
-        opt.load_state_dict(ck["optimizer"])
-        state.update(ck["extra"]["state"])
-        _set_rng_state(ck["extra"]["rng"], ck["rng_tensors"])
-
-    meta = {
-        "model": "transformer",
-        "vocab": vocab.itos,
-        "tokenizer": tok_name,
-        "hparams": model.hparams,
-        "variant": variant,
-        "n_params": n_params,
-        "dropped_train": train_pairs.dropped,
-        "dropped_valid": valid_pairs.dropped,
-    }
-
-    def save(path: Path) -> None:
-        plain, tensors = _rng_state()
-        save_checkpoint(
-            path,
-            {
-                "model": model.state_dict(),
-                "optimizer": opt.state_dict(),
-                "rng_tensors": tensors,
-                "step": int(state["step"]),
-                "epoch": int(state["epoch"]),
-                "config": cfg,
-                "meta": meta,
-                "versions": versions(),
-                "extra": {"state": state, "rng": plain},
-            },
-        )
-
-    from torch.utils.tensorboard import SummaryWriter  # noqa: PLC0415  (slow import, only when training)
-    from tqdm import tqdm  # noqa: PLC0415
-
-    writer = SummaryWriter(str(run_dir / "tb"), purge_step=int(state["step"]) + 1 if ck is not None else None)
-    max_steps, epochs = int(tcfg["max_steps"] or 0), int(tcfg["epochs"] or 0)
-    eval_every = max(1, int(tcfg["eval_every"]))
-    budget = float(tcfg["max_minutes"] or 0) * 60.0
-    ls, clip = float(tcfg["label_smoothing"]), float(tcfg["grad_clip"] or 0)
-    metric, patience = str(tcfg["monitor"]), int(tcfg["patience"] or 0)
-    t_start = time.perf_counter()
-    stop_reason = "epochs"
-    last_eval: dict[str, float] = {}
-    total = max_steps or None
-    bar = tqdm(
-        total=total,
-        initial=int(state["step"]),
-        disable=not tcfg["progress"],
-        desc="train",
-        unit="step",
-        dynamic_ncols=True,
-    )
-
-    def run_eval() -> bool:
-        """Evaluate, log, checkpoint; True when early stopping triggers."""
-        nonlocal last_eval
-        res = (
-            evaluate(
-                model,
-                valid_pairs,
-                vocab,
-                device,
-                int(decfg["batch_size"]),
-                int(tcfg["val_em_lines"]),
-                int(decfg["max_len"]),
-            )
-            if valid_pairs.src
-            else {}
-        )
-        last_eval = res
-        step = int(state["step"])
-        for k, v in res.items():
-            writer.add_scalar(k.replace("val_", "val/"), v, step)
-        stop = False
-        if metric in res:
-            if _improved(metric, res[metric], state["best"]):
-                state["best"], state["bad_evals"] = res[metric], 0
-                state["best_step"] = step
-                state["best_eval"] = res
-                save(best_path)
-            else:
-                state["bad_evals"] += 1
-                stop = bool(patience) and state["bad_evals"] >= patience
-        state["history"].append({"step": step, **res})
-        save(last_path)
-        writer.flush()
-        bar.set_postfix({k: round(v, 3) for k, v in res.items()})
-        return stop
-
-    model.train()
-    done = False
-    while not done:
-        if epochs and state["epoch"] >= epochs:
-            stop_reason = "epochs"
-            break
-        batches = make_batches(
-            train_pairs, int(tcfg["batch_size"]), int(tcfg["batch_tokens"] or 0), seed, int(state["epoch"])
-        )
-        while state["batch_in_epoch"] < len(batches):
-            idx = batches[state["batch_in_epoch"]]
-            t0 = time.perf_counter()
-            src, tgt_in, tgt_out = collate(train_pairs, idx, device)
-            step = int(state["step"]) + 1
-            for g in opt.param_groups:
-                g["lr"] = lr_at(step, tcfg)
-            with autocast(device, bool(tcfg["amp"])):
-                logits = model(src, tgt_in)
-            loss = seq2seq_loss(logits, tgt_out, ls)
-            opt.zero_grad(set_to_none=True)
-            loss.backward()
-            if clip > 0:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), clip)
-            opt.step()
-            state["step"] = step
-            state["batch_in_epoch"] += 1
-            state["train_seconds"] += time.perf_counter() - t0
-            state["train_examples"] += len(idx)
-            state["train_tokens"] += int(tgt_out.ne(PAD_ID).sum()) + int(src.ne(PAD_ID).sum())
-            bar.update(1)
-            if step % 20 == 0:
-                writer.add_scalar("train/loss", float(loss.detach()), step)
-                writer.add_scalar("train/lr", opt.param_groups[0]["lr"], step)
-            if step % eval_every == 0 and run_eval():
-                stop_reason, done = "early_stopping", True
-                break
-            if max_steps and step >= max_steps:
-                stop_reason, done = "max_steps", True
-                break
-            if budget and time.perf_counter() - t_start >= budget:
-                stop_reason, done = "max_minutes", True
-                break
+    def build(self, cfg: Config, device: torch.device, ck: dict[str, Any] | None, gen: torch.Generator,
+              dist_info: Any) -> None:  # fmt: skip
+        d, self.cfg, self.device = cfg.data, cfg, device
+        if not d.dir or not d.variant:
+            raise InputError("config needs data.dir (built root) and data.variant (e.g. ChemAlgebra_F_T1_x1)")
+        self.tok_name = tokenizer_name(vars(d))
+        tok = get_tokenizer(self.tok_name)
+        root, self.variant = Path(d.dir), str(d.variant)
+        s_tr, t_tr, _ = split_files(root, self.variant, d.train_split)
+        s_va, t_va, _ = split_files(root, self.variant, d.val_split)
+        src_tr, tgt_tr = read_pairs(s_tr, t_tr, d.limit)
+        src_va, tgt_va = read_pairs(s_va, t_va, d.val_limit)
+        if not src_tr:
+            raise InputError("no training examples", path=str(s_tr))
+        if ck is not None:
+            self.vocab = Vocab(list(ck["meta"]["vocab"]))
         else:
-            state["epoch"] += 1
-            state["batch_in_epoch"] = 0
-    bar.close()
-    if not state["history"] or state["history"][-1]["step"] != state["step"]:
-        run_eval()  # the final weights are always evaluated and saved
-    writer.close()
-    secs = max(float(state["train_seconds"]), 1e-9)
-    return {
-        "model": "transformer",
-        "variant": variant,
-        "run_dir": str(run_dir),
-        "last": str(last_path),
-        "best": str(best_path) if best_path.exists() else None,
-        "stop_reason": stop_reason,
-        "step": int(state["step"]),
-        "epoch": int(state["epoch"]),
-        "best_metric": metric,
-        "best_value": state["best"],
-        "best_step": state.get("best_step"),
-        "best_eval": state.get("best_eval"),
-        "last_eval": last_eval,
-        "params": n_params,
-        "vocab_size": len(vocab),
-        "train_examples": len(train_pairs.src),
-        "dropped_train": train_pairs.dropped,
-        "train_reactions_per_s": state["train_examples"] / secs,
-        "train_tokens_per_s": state["train_tokens"] / secs,
-        "train_seconds": secs,
-        "device": str(device),
-        "resumed": ck is not None,
-    }
+            self.vocab = Vocab.build(tok(line) for line in [*src_tr, *tgt_tr])
+        self.train_pairs = encode_pairs(src_tr, tgt_tr, tok, self.vocab, d.max_src_tokens, d.max_tgt_tokens)
+        self.valid_pairs = encode_pairs(src_va, tgt_va, tok, self.vocab, d.max_src_tokens, d.max_tgt_tokens)
+        self.model = build_model(len(self.vocab), vars(cfg.model)).to(device)
+        self.train_tokens = int((ck or {}).get("meta", {}).get("train_tokens", 0))
+        t = cfg.train
+        self.batch_size, self.batch_tokens, self.seed = t.batch_size, t.batch_tokens, t.seed
+        self.label_smoothing, self.amp = t.label_smoothing, t.amp
+
+    def _batches(self, epoch: int) -> list[list[int]]:
+        return make_batches(self.train_pairs, self.batch_size, self.batch_tokens, self.seed, epoch)
+
+    def steps_per_epoch(self) -> int:
+        return len(self._batches(0))
+
+    def train_batches(self, epoch: int) -> Iterable[Any]:
+        return self._batches(epoch)
+
+    def train_step(self, batch: Any) -> tuple[dict[str, Tensor], int]:
+        src, tgt_in, tgt_out = collate(self.train_pairs, batch, self.device)
+        with autocast(self.device, self.amp):
+            logits = self.model(src, tgt_in)
+        self.train_tokens += int(tgt_out.ne(PAD_ID).sum()) + int(src.ne(PAD_ID).sum())
+        return {"total": seq2seq_loss(logits, tgt_out, self.label_smoothing)}, len(batch)
+
+    def validate(self) -> dict[str, float]:
+        if not self.valid_pairs.src:
+            return {}
+        dec = self.cfg.decode
+        return evaluate(self.model, self.valid_pairs, self.vocab, self.device, dec.batch_size,
+                        self.cfg.train.val_em_lines, dec.max_len)  # fmt: skip
+
+    def checkpoint_entries(self) -> dict[str, Any]:
+        meta = {
+            "model": "transformer",
+            "vocab": self.vocab.itos,
+            "tokenizer": self.tok_name,
+            "hparams": self.model.hparams,
+            "variant": self.variant,
+            "n_params": count_parameters(self.model),
+            "dropped_train": self.train_pairs.dropped,
+            "dropped_valid": self.valid_pairs.dropped,
+            "train_tokens": self.train_tokens,
+        }
+        return {"meta": meta}
+
+    def summary(self, result: dict[str, Any]) -> dict[str, Any]:
+        best = Path(result["run_dir"]) / "best.pt"
+        return {
+            "variant": self.variant,
+            "best": str(best) if best.exists() else None,  # the path, as this trainer always returned
+            "best_metric": result["monitor"],
+            "params": count_parameters(self.model),
+            "vocab_size": len(self.vocab),
+            "tokenizer": self.tok_name,
+            "n_train": len(self.train_pairs.src),
+            "n_val": len(self.valid_pairs.src),
+            "train_examples": len(self.train_pairs.src),
+            "dropped_train": self.train_pairs.dropped,
+            "train_tokens_per_s": self.train_tokens / result["train_seconds"],
+        }
+
+
+def train(cfg: Config | dict[str, Any], resume: bool = False) -> dict[str, Any]:
+    """Train (or continue from ``<run_dir>/last.pt``) and return a summary: best validation, speed, size."""
+    return fit(TransformerTask(), typed(cfg, model_name="transformer"), resume=resume)

@@ -18,7 +18,7 @@ from gnn_chemalgebra.config import load_config
 from gnn_chemalgebra.data.dataset import write_toy_variant
 from gnn_chemalgebra.inference.predictor import Predictor
 from gnn_chemalgebra.inference.run import predict_lines
-from gnn_chemalgebra.training.run import train
+from gnn_chemalgebra.inference.validation import train
 
 pytestmark = pytest.mark.integration
 VARIANT = "ChemAlgebra_F_T1_x1"

@@ -1,0 +1,50 @@
+"""Whole-line validation of the bag GNN during training, wired from above the training floor.
+
+Training must not import inference (floors), yet the GNN's early-stopping metric is the EM of whole decoded
+lines, which needs the predictor. So the engine takes a validator factory; this module builds it, and
+:func:`train` is the entry point that trains any model with the right validator (``gnnca train`` uses it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from ..config import Config, typed
+
+LINE_METRICS = ("EM", "JAC", "F1", "mol_JAC", "mol_F1")
+
+
+def predictor_validator(task: Any) -> Callable[[], dict[str, float]]:
+    """For a built :class:`~gnn_chemalgebra.training.gnn.GNNTask`: a callable decoding its validation bags with
+    the predictor (and, for SMILES, the paired bond-edit model of ``model.edit_checkpoint``) and scoring them."""
+    from ..evaluation.metrics import evaluate_lines
+    from .predictor import Predictor, load_edit_model
+
+    edit = None  # SMILES: validate whole lines, new product graphs included, with the paired bond-edit model
+    if task.repr == "smiles" and task.cfg.model.edit_checkpoint:
+        edit = load_edit_model(str(task.cfg.model.edit_checkpoint), task.device)
+    pred = Predictor(task.model, task.feat, task.vocab, task.vtype, task.device, edit=edit)
+    ds, batch_size = task.val_ds, task.cfg.train.batch_size
+    gold = [ex.tgt or "" for ex in ds.examples]
+
+    def validate() -> dict[str, float]:
+        pred.model.eval()
+        lines = pred.predict_data(ds.examples, ds.data, batch_size)
+        res = evaluate_lines(lines, gold, task.repr, "paper")
+        return {k: res[k] for k in LINE_METRICS}
+
+    return validate
+
+
+def validator_for(cfg: Config) -> Callable[[Any], Callable[[], dict[str, float]]] | None:
+    """The validator factory a model needs from this floor (the GNN's; the others validate themselves)."""
+    return predictor_validator if cfg.model_name in ("gnn", "naive") else None
+
+
+def train(cfg: Config | dict[str, Any], resume: bool = False) -> dict[str, Any]:
+    """Train the model named by ``model.name`` with its full validation; returns the run summary."""
+    from ..training.run import train as run_train
+
+    cfg = typed(cfg)
+    return run_train(cfg, resume=resume, validator=validator_for(cfg))

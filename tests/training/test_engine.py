@@ -1,0 +1,149 @@
+"""The training engine on a toy regression task (seconds): schedules, the monitor, early stopping in steps,
+resume from the middle of an epoch bit-exact, budgets; and `gnnca train` training the edit model by name."""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+from typer.testing import CliRunner
+
+from gnn_chemalgebra.checkpoint import load_checkpoint
+from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.config import parse_config
+from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.training.engine import Monitor, Task, fit, lr_at
+
+pytestmark = pytest.mark.unit
+ROOT = Path(__file__).resolve().parents[2]
+
+
+class ToyTask(Task):
+    """y = x.w + noise with a dropout network: the RNG state matters, as it does for the real models."""
+
+    name = "toy"
+
+    def __init__(self, flat: bool = False) -> None:
+        self.flat = flat  # a validation metric that never improves after the first validation
+
+    def build(self, cfg, device, ck, gen, dist_info) -> None:
+        g = torch.Generator().manual_seed(1)
+        x = torch.randn(40, 3, generator=g)
+        y = x @ torch.tensor([1.0, -2.0, 0.5])
+        self.val = (x[:10], y[:10])
+        self.model = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.Dropout(0.2), torch.nn.Linear(8, 1))
+        self.loader = DataLoader(TensorDataset(x, y), batch_size=cfg.train.batch_size, shuffle=True, generator=gen)
+
+    def steps_per_epoch(self) -> int:
+        return len(self.loader)
+
+    def train_batches(self, epoch: int):
+        return self.loader
+
+    def train_step(self, batch):
+        x, y = batch
+        return {"total": ((self.model(x).squeeze(-1) - y) ** 2).mean()}, len(x)
+
+    @torch.no_grad()
+    def validate(self):
+        self.model.eval()
+        x, y = self.val
+        loss = float(((self.model(x).squeeze(-1) - y) ** 2).mean())
+        return {"loss": 1.0 if self.flat else loss}
+
+
+def _cfg(run_dir: Path, **train) -> object:
+    t = {"batch_size": 8, "lr": 0.01, "epochs": 3, "eval_every": 3, "monitor": "loss", "patience": 0,
+         "tensorboard": False, "progress": False, "device": "cpu", **train}  # fmt: skip
+    return parse_config({"run_dir": str(run_dir), "train": t})
+
+
+def _weights(run_dir: Path) -> dict[str, torch.Tensor]:
+    return load_checkpoint(run_dir / "last.pt")["model"]
+
+
+def test_resume_from_the_middle_of_an_epoch_is_bit_exact(tmp_path: Path) -> None:
+    full = fit(ToyTask(), _cfg(tmp_path / "full"))
+    assert full["steps"] == 15 and full["stop_reason"] == "epochs"
+    part = fit(ToyTask(), _cfg(tmp_path / "part", max_steps=7))  # 5 steps per epoch: stops inside epoch 1
+    assert part["stop_reason"] == "max_steps" and part["history"][-1]["step"] == 7
+    assert load_checkpoint(tmp_path / "part" / "last.pt")["meta"]["engine"]["batch_in_epoch"] == 2
+    rest = fit(ToyTask(), _cfg(tmp_path / "part"), resume=True)
+    assert rest["resumed"] and rest["steps"] == 15 and [h["step"] for h in rest["history"]] == [9, 12, 15]
+    a, b = _weights(tmp_path / "full"), _weights(tmp_path / "part")
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    summary = json.loads((tmp_path / "part" / "summary.json").read_text())
+    assert {"steps", "best_step", "train_lines", "batch_size", "train_s"} <= set(summary)
+
+
+def test_early_stopping_with_patience_in_steps_and_no_training_after(tmp_path: Path) -> None:
+    s = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience_steps=4, epochs=10))
+    assert s["stop_reason"] == "early_stopping" and s["best_step"] == 2 and s["steps"] == 6
+    assert (tmp_path / "best.pt").exists() and load_checkpoint(tmp_path / "best.pt")["step"] == 2
+    again = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience_steps=4, epochs=10), resume=True)
+    assert again["history"] == [] and again["steps"] == 6
+
+
+def test_budget_is_required(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="no budget"):
+        fit(ToyTask(), _cfg(tmp_path, epochs=0))
+
+
+def test_schedules() -> None:
+    def tc(**kw):
+        return parse_config({"train": {"lr": 1.0, **kw}}).train
+
+    assert [lr_at(tc(), s, 100, 0, 1) for s in (0, 50)] == [1.0, 1.0]  # constant, no warm-up
+    assert lr_at(tc(warmup_steps=4), 0, 100, 0, 1) == 0.25 and lr_at(tc(warmup_steps=4), 3, 100, 0, 1) == 1.0
+    cos = tc(lr_schedule="cosine", warmup=0.1)  # 10 warm-up steps of 100
+    assert lr_at(cos, 4, 100, 0, 1) == pytest.approx(0.5) and lr_at(cos, 9, 100, 0, 1) == 1.0
+    assert lr_at(cos, 99, 100, 0, 1) == pytest.approx(0.01, abs=1e-3)
+    noam = tc(lr_schedule="noam", warmup_steps=100)
+    assert lr_at(noam, 99, 1000, 0, 1) == 1.0 and lr_at(noam, 399, 1000, 0, 1) == pytest.approx(0.5)
+    ep = tc(lr_schedule="cosine_epochs")
+    assert lr_at(ep, 0, 10, 0, 4) == pytest.approx(1.0) and lr_at(ep, 0, 10, 2, 4) == pytest.approx(0.55)
+    assert math.isclose(lr_at(ep, 0, 10, 4, 4), 0.1)
+
+
+def test_monitor_em_then_token_accuracy() -> None:
+    m = Monitor("val_em,val_token_acc")  # EM; token accuracy decides while EM ties (e.g. at 0)
+    a = m.key({"val_em": 0.0, "val_token_acc": 70.0})
+    b = m.key({"val_em": 0.0, "val_token_acc": 74.0})
+    c = m.key({"val_em": 1.5, "val_token_acc": 60.0})
+    assert a < b < c
+    loss = Monitor("val_loss")
+    assert loss.key({"val_loss": 1.0}) > loss.key({"val_loss": 2.0})  # lower loss is better
+    assert Monitor("EM").key({"loss": 1.0}) is None
+
+
+def test_training_never_imports_inference() -> None:
+    for path in (ROOT / "gnn_chemalgebra" / "training").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                mod = ("." * node.level) + (node.module or "")
+                assert "inference" not in mod and "benchmark" not in mod, (path.name, mod)
+
+
+@pytest.mark.integration
+def test_gnnca_train_trains_the_edit_model_by_name(tmp_path: Path) -> None:
+    recs = (ROOT / "tests" / "edit_records.jsonl").read_text().splitlines()
+    bal = tmp_path / "built" / "uspto_bal"
+    bal.mkdir(parents=True)
+    (bal / "reactions-train.jsonl").write_text("\n".join(recs[:8]) + "\n")
+    (bal / "reactions-valid.jsonl").write_text("\n".join(recs[8:12]) + "\n")
+    run = tmp_path / "run"
+    sets = [f"data.dir={tmp_path / 'built'}", f"run_dir={run}", "train.epochs=2", "data.limit=0", "data.val_limit=0"]
+    res = CliRunner().invoke(
+        app, ["train", "--config", "configs/edits_tiny.yaml", *sum((["--set", s] for s in sets), [])]
+    )
+    assert res.exit_code == 0, res.output
+    ck = load_checkpoint(run / "last.pt")
+    assert ck["meta"]["kind"] == "edits" and ck["config"]["model"]["name"] == "edits" and ck["epoch"] == 1
+    summary = json.loads((run / "summary.json").read_text())
+    assert summary["n_train"] > 0 and [h["epoch"] for h in summary["history"]] == [0, 1]
+    assert "exact_edits" in summary["history"][-1]["val"]
