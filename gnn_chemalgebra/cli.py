@@ -234,7 +234,7 @@ def train_cmd(
 
         typer.echo(yaml.safe_dump(cfg.to_dict(), sort_keys=False), nl=False)
         return
-    from .training.run import train
+    from .inference.validation import train
 
     summary = train(cfg, resume=resume)
     if isinstance(summary, dict):
