@@ -26,8 +26,8 @@ from .ceilings import add_prefix_ceilings, ceiling_records
 from .errors import error_table
 from .gnn import TASKS, GnnOptions, gnn_records
 from .merge import merged_records, write_outputs
-from .records import CEILING_MODELS, Key, Record, has_all, load_records, update_records
-from .transformer import TransformerOptions, transformer_records
+from .records import CEILING_MODELS, Key, Record, has_all, load_records, record_key, update_records
+from .transformer import TransformerOptions, finished, transformer_records
 from .trivial import trivial_records
 
 STAGES: tuple[str, ...] = ("ceilings", "trivial", "gnn", "naive", "transformer", "merge")
@@ -107,8 +107,12 @@ def run_stages(opts: BenchOptions) -> list[Record]:
         for v in variants:
             have = load_records(out / "transformer.json") if opts.resume else []
 
-            def tf_done(task: str, settings: tuple[str, ...], v: str = v, have: list = have) -> bool:
-                return has_all(have, _keys(topts.model_name, v, settings, topts.training_data))
+            def tf_done(task: str, settings: tuple[str, ...], steps: int, v: str = v, have: list = have) -> bool:
+                keys = set(_keys(topts.model_name, v, settings, topts.training_data))
+                recs = [r for r in have if record_key(r) in keys]
+                return len(recs) == len(keys) and all(
+                    finished({**r.get("train", {}), "step": r.get("steps", 0)}, steps) for r in recs
+                )
 
             def gnn_steps(variant: str, task: str) -> int | None:
                 steps = [r.get("train_steps") or 0 for r in gnn if r["model"] == "gnn"

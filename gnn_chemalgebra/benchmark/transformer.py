@@ -67,6 +67,11 @@ def _get(cfg: Any, section: str, key: str) -> Any:
     return part.get(key) if isinstance(part, dict) else getattr(part, key, None)
 
 
+def finished(summary: dict[str, Any] | None, steps: int) -> bool:
+    """A run is done when it reached the step budget or stopped early (a larger budget continues it)."""
+    return summary is not None and (summary.get("step", 0) >= steps or summary.get("stop_reason") == "early_stopping")
+
+
 def train_run(
     opts: TransformerOptions, variant: str, task: str, steps: int, log: Callable[[str], None]
 ) -> tuple[Path, dict[str, Any]]:
@@ -84,7 +89,7 @@ def train_run(
         overrides.append(f"data.tokenizer={opts.tokenizer}")
     cfg = load_config(opts.config, [*overrides, *opts.overrides])
     done = read_marker(run_dir) if opts.resume else None
-    if done is None or done.get("step", 0) < steps:
+    if not finished(done, steps):
         resume = opts.resume and (run_dir / "last.pt").exists()
         how = "resume" if resume else "fresh"
         log(f"train {opts.model_name} {variant_short(variant)} {task} to {steps} steps ({how})")
@@ -160,17 +165,17 @@ def transformer_records(
     variant: str,
     command: str,
     gnn_steps: Callable[[str, str], int | None] = lambda *_: None,
-    skip: Callable[[str, tuple[str, ...]], bool] = lambda *_: False,
+    skip: Callable[[str, tuple[str, ...], int], bool] = lambda *_: False,
     log: Callable[[str], None] = lambda _: None,
 ) -> list[Record]:
     """Both tasks of one variant; ``gnn_steps(variant, task)`` is the GNN's step count on that cell (the floor
-    of this run's budget), ``skip(task, settings)`` says the records exist already (resume)."""
+    of this run's budget), ``skip(task, settings, steps)`` says records of that budget exist already (resume)."""
     out: list[Record] = []
     for task in opts.tasks:
         settings = TASKS[task][2]
-        if skip(task, settings):
-            continue
         steps = max(opts.steps, gnn_steps(variant, task) or 0)
+        if skip(task, settings, steps):
+            continue
         run_dir, facts = train_run(opts, variant, task, steps, log)
         for rec in score_run(opts, variant, task, run_dir, facts, command):
             log(f"  {rec['variant']} {rec['model']} {rec['setting']}: EM {rec['EM']:.2f} n={rec['n']} steps={steps}")

@@ -137,3 +137,16 @@ def test_decode_ablation_on_a_bench_model(bench, tmp_path):
     assert res.exit_code == 0, res.output
     assert "| setting | n | EM off | EM +valence | EM +evidence | EM both | both - off |" in res.output
     assert "| test_in | 8 |" in res.output and "| valid | 8 |" in res.output
+
+
+def test_a_larger_step_budget_continues_the_transformer_only(bench):
+    root, _ = bench
+    gnn = _records(root, "gnn")
+    res = CliRunner().invoke(
+        app, _args(root, "--stages", "gnn,transformer", "--variants", "F_T1_x1", "--tf-steps", "12")
+    )
+    assert res.exit_code == 0, res.output
+    assert "train transformer F_T1_x1 std to 12 steps (resume)" in res.output and "train F_T1_x1 gnn" not in res.output
+    tf = [r for r in _records(root, "transformer") if r["variant"] == "F_T1_x1"]
+    assert len(tf) == 3 and all(r["steps"] == 12 or r["train"]["stop_reason"] == "early_stopping" for r in tf)
+    assert _records(root, "gnn") == gnn
