@@ -19,15 +19,14 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gnn_chemalgebra.chem.edits import (
-    check_record,
-    gold_products,
+from gnn_chemalgebra.chem.edits import check_record, gold_products
+from gnn_chemalgebra.chem.leftover import (
     leftover_composition,
     leftover_fixed_order,
     leftover_from_composition,
+    leftover_molecule,
     leftover_sorted_reactants,
 )
-from gnn_chemalgebra.chem.leftover import leftover_molecule
 
 RULES = {
     "A_sorted_reactants": leftover_sorted_reactants,

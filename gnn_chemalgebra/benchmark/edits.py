@@ -22,13 +22,14 @@ def reaction_file(data_dir: str | Path, split: str) -> Path:
 
 def _balanced(reactants: list[str], products: list[str]) -> tuple[bool, str | None]:
     """Whether products + leftover chain conserve every atom (and charge) of the reactants; the chain."""
-    from ..chem.edits import EditLabelError, leftover_composition, leftover_from_composition
+    from ..chem.leftover import leftover_composition, leftover_from_composition
+    from ..errors import ChemistryError
 
     try:
         excess = leftover_composition(products, reactants)  # atoms the products have beyond the reactants
         diff = leftover_composition(reactants, products)
         chain = leftover_from_composition(reactants, products)
-    except EditLabelError:
+    except ChemistryError:
         return False, None
     return (not excess) and (not diff or chain is not None), chain
 

@@ -20,7 +20,7 @@ Decisions (documented because a model must learn the same convention):
   broken bond order (aromatic counts 1), so leaving groups come out as closed-shell neutral by-products
   (``HCl``, ``H2O``, ``1H-1,2,4-triazole``) that RDKit can sanitise. By-products are never compared with the
   gold: the benchmark writes the product-side leftover as an artificial chain of the unbalanced atoms
-  (:func:`leftover_from_composition`).
+  (:func:`gnn_chemalgebra.chem.leftover.leftover_from_composition`).
 * ``product_atoms`` lists the atoms that end up in the gold (MIT) product molecules. The mapped product
   side sometimes carries spectator ions (``[Na+]``, ``Cl``) that the MIT target omits; their atoms follow
   the mapped product for the edits but are not product atoms. After applying the edits, the connected
@@ -40,9 +40,6 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from rdkit import Chem
-
-from .composition import mol_composition
-from .leftover import leftover_molecule
 
 BOND_CLASSES: tuple[str, ...] = ("none", "single", "double", "triple", "aromatic")
 NONE, SINGLE, DOUBLE, TRIPLE, AROMATIC = range(5)
@@ -656,75 +653,3 @@ def gold_products(record: dict[str, Any]) -> list[str]:
     if record.get("leftover_product") is not None:
         products = products[:-1]
     return products
-
-
-# --------------------------------------------------------------------------------------------------------
-# The product-side leftover chain from reactants that no longer show their original order.
-
-MAX_ORDERS = 720
-
-
-def leftover_composition(reactants: Sequence[str], products: Sequence[str]) -> Counter:
-    """Atoms (charge-tagged labels, explicit H) that the reactants have beyond the products."""
-    return _side(reactants) - _side(products)
-
-
-def _side(smiles: Iterable[str]) -> Counter:
-    total: Counter = Counter()
-    for s in smiles:
-        total.update(_mol_comp(s))
-    return total
-
-
-def _mol_comp(smiles: str) -> Counter:
-    mol = Chem.MolFromSmiles(smiles)
-    if mol is None:
-        raise EditLabelError(CAUSE_PARSE, smiles)
-    return mol_composition(mol)
-
-
-def leftover_sorted_reactants(reactants: Sequence[str], products: Sequence[str]) -> str | None:
-    """Rule A: the chain as if the reactants had been listed in sorted canonical-SMILES order."""
-    return leftover_molecule(leftover_composition(sorted(reactants), products))
-
-
-def leftover_fixed_order(reactants: Sequence[str], products: Sequence[str]) -> str | None:
-    """Rule B: labels in a fixed Hill-like order (carbon, hydrogen, then alphabetical), ignoring reactants."""
-    diff = leftover_composition(reactants, products)
-
-    def hill(label: str) -> tuple[int, str]:
-        sym = re.match(r"[A-Z][a-z]?", label)
-        el = sym.group(0) if sym else label
-        return (0 if el == "C" else 1 if el == "H" else 2, label)
-
-    ordered = Counter({k: diff[k] for k in sorted(diff, key=hill)})
-    return leftover_molecule(ordered)
-
-
-def leftover_from_composition(reactants: Sequence[str], products: Sequence[str]) -> str | None:
-    """The benchmark's product-side leftover chain, guessed from an unordered reactant list (rule C).
-
-    The builder orders the chain's labels by first appearance in the original reactant list, which a
-    shuffled input hides. Every gold chain is one RDKit accepts (the builder drops the others), so: try the
-    reactant orders in lexicographic order of the sorted canonical SMILES (at most ``MAX_ORDERS``) and keep
-    the first whose chain RDKit accepts. ``None`` when the reactants hold no atom beyond the products, or
-    when no tried order gives a valid chain (see :func:`leftover_composition` to tell the two apart).
-    Reproduces 99.8% of the gold leftovers of the local training split (chemalgebra docs, edits report).
-    """
-    comps = {s: _mol_comp(s) for s in set(reactants)}
-    p_comp = _side(products)
-    seen: set[tuple[str, ...]] = set()
-    for order in itertools.islice(itertools.permutations(sorted(reactants)), MAX_ORDERS):
-        if order in seen:
-            continue
-        seen.add(order)
-        total: Counter = Counter()
-        for s in order:
-            total.update(comps[s])
-        diff = total - p_comp
-        if not diff:
-            return None
-        chain = leftover_molecule(diff)
-        if chain is not None:
-            return chain
-    return None

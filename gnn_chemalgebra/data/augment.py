@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..algebra.roles import PRODUCT, REACTANT, REAGENT
 from ..chem.bag import Term, bag_totals, format_bag
 
 
@@ -54,8 +55,8 @@ def _shuffled(terms: list[tuple[Term, str]], rng: random.Random) -> tuple[list[T
 def draw_type1(rxn: BaseReaction, coef_set: Sequence[int], rng: random.Random) -> Draw:
     """One k for every term on both sides."""
     k = rng.choice(list(coef_set))
-    src = [(Term(k, m), "reactant") for m in rxn.reactants] + [(Term(k, m), "reagent") for m in rxn.reagents]
-    tgt = [(Term(k, m), "product") for m in rxn.products] + [(Term(k, m), "reagent") for m in rxn.reagents]
+    src = [(Term(k, m), REACTANT) for m in rxn.reactants] + [(Term(k, m), REAGENT) for m in rxn.reagents]
+    tgt = [(Term(k, m), PRODUCT) for m in rxn.products] + [(Term(k, m), REAGENT) for m in rxn.reagents]
     s, sr = _shuffled(src, rng)
     t, tr = _shuffled(tgt, rng)
     return Draw(s, t, sr, tr, k, {m: k for m in rxn.distinct()})
@@ -66,12 +67,12 @@ def draw_type2(rxn: BaseReaction, coef_set: Sequence[int], rng: random.Random) -
     choices = list(coef_set)
     k = {m: rng.choice(choices) for m in rxn.distinct()}
     k_hat = rng.randint(1, min(k.values()))
-    src = [(Term(k[m], m), "reactant") for m in rxn.reactants]
-    src += [(Term(k[m], m), "reagent") for m in rxn.reagents]
-    src += [(Term(k[m] - k_hat, m), "product") for m in rxn.products if k[m] - k_hat > 0]
-    tgt = [(Term(k[m], m), "product") for m in rxn.products]
-    tgt += [(Term(k[m], m), "reagent") for m in rxn.reagents]
-    tgt += [(Term(k[m] - k_hat, m), "reactant") for m in rxn.reactants if k[m] - k_hat > 0]
+    src = [(Term(k[m], m), REACTANT) for m in rxn.reactants]
+    src += [(Term(k[m], m), REAGENT) for m in rxn.reagents]
+    src += [(Term(k[m] - k_hat, m), PRODUCT) for m in rxn.products if k[m] - k_hat > 0]
+    tgt = [(Term(k[m], m), PRODUCT) for m in rxn.products]
+    tgt += [(Term(k[m], m), REAGENT) for m in rxn.reagents]
+    tgt += [(Term(k[m] - k_hat, m), REACTANT) for m in rxn.reactants if k[m] - k_hat > 0]
     s, sr = _shuffled(src, rng)
     t, tr = _shuffled(tgt, rng)
     return Draw(s, t, sr, tr, k_hat, k)

@@ -13,7 +13,7 @@ For one reaction the decoder
    a candidate RDKit refuses is dropped) and merges duplicates (the best score wins).
 
 Score = sum of the chosen options' log-probabilities over all factors. The leftover chain is not predicted:
-it follows from the composition difference (:func:`~gnn_chemalgebra.chem.edits.leftover_from_composition`).
+it follows from the composition difference (:func:`~gnn_chemalgebra.chem.leftover.leftover_from_composition`).
 """
 
 from __future__ import annotations
@@ -34,7 +34,8 @@ from rdkit import Chem
 from torch_geometric.data import Batch
 
 from ..chem.composition import mol_composition
-from ..chem.edits import NONE, EditLabelError, EditLabels, apply_edits, leftover_from_composition
+from ..chem.edits import NONE, EditLabelError, EditLabels, apply_edits
+from ..chem.leftover import leftover_from_composition
 from ..data.edit_dataset import (
     BOND_VALENCE,
     EDIT_FEATURIZER_VERSION,
@@ -45,7 +46,7 @@ from ..data.edit_dataset import (
     reaction_graph,
     valence_change,
 )
-from ..errors import ChemAlgebraError, InputError
+from ..errors import ChemAlgebraError, ChemistryError, InputError
 from ..models.edit_model import EditModel, build_edit_model
 
 BUNDLED_CHECKPOINT = Path(__file__).resolve().parents[1] / "checkpoints" / "edit_default.pt"  # package data
@@ -251,7 +252,7 @@ def _balances(reactants: Sequence[str], products: Sequence[str], r_comp: Counter
         if p_comp - r_comp:
             return False
         return not (r_comp - p_comp) or leftover_from_composition(reactants, products) is not None
-    except EditLabelError:
+    except (EditLabelError, ChemistryError):
         return False
 
 
@@ -455,7 +456,7 @@ def predict_products(
     """Ranked main-product sets (canonical SMILES, sorted within a set) of one reaction, best first.
 
     Main products only: the artificial leftover chain is exact given them
-    (:func:`~gnn_chemalgebra.chem.edits.leftover_from_composition`). Default checkpoint: ``$GNNCA_EDIT_CHECKPOINT``
+    (:func:`~gnn_chemalgebra.chem.leftover.leftover_from_composition`). Default checkpoint: ``$GNNCA_EDIT_CHECKPOINT``
     or ``runs/edits_cpu/best.pt``.
     """
     pred = load_predictor(checkpoint)

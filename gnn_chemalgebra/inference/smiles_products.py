@@ -2,7 +2,7 @@
 
 The role head decides which input molecules are consumed (``reactant_smiles``) and which are context
 (``reagent_smiles``); the edit model proposes the main products, and the benchmark's artificial leftover chain
-follows exactly from the composition difference (:func:`~gnn_chemalgebra.chem.edits.leftover_from_composition`).
+follows exactly from the composition difference (:func:`~gnn_chemalgebra.chem.leftover.leftover_from_composition`).
 """
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from ..chem.edits import EditLabelError, leftover_composition, leftover_from_composition
+from ..chem.leftover import leftover_composition, leftover_from_composition
+from ..errors import ChemistryError
 from .edit_decode import EditCandidate, EditPredictor, load_predictor
 
 
@@ -72,7 +73,7 @@ def _with_leftover(
             left = leftover_from_composition(reactants, cand.products)
             if left is None and leftover_composition(reactants, cand.products):
                 continue  # no chain RDKit accepts for the difference: the line could not be balanced
-        except EditLabelError:
+        except ChemistryError:
             continue
         new = [p for p in cand.products if not (drop_input_copies and p in inputs)]
         if left is not None:
