@@ -106,3 +106,22 @@ def test_missing_data_is_a_clear_error(tmp_path: Path) -> None:
     cfg = load_config(TINY, [f"data.dir={tmp_path}", f"run_dir={tmp_path / 'run'}"])
     with pytest.raises(InputError, match="src-train.txt"):
         train(cfg)
+
+
+@pytest.mark.integration
+def test_early_stopping_on_em_then_token_accuracy_in_steps(tmp_path: Path) -> None:
+    """Issue 15's protocol: a step budget, EM (token accuracy while EM ties) as the monitor, patience in steps."""
+    torch.set_num_threads(1)
+    cfg = _cfg(tmp_path, "train.max_steps=60", "train.eval_every=5", "train.batch_size=4",
+               "train.monitor=val_em,val_token_acc", "train.patience_steps=10", "train.lr_schedule=cosine",
+               "train.warmup=0.1")  # fmt: skip
+    s = train(cfg, resume=False)
+    assert s["best_metric"] == "val_em,val_token_acc" and s["best_step"] is not None
+    assert {"steps", "best_step", "train_lines", "batch_size", "tokenizer", "train_s"} <= set(s)
+    best = s["best_eval"]
+    for h in s["history"]:  # nothing validated after the best beat it on (EM, token accuracy)
+        assert (h["val"]["val_em"], h["val"]["val_token_acc"]) <= (best["val_em"], best["val_token_acc"])
+    if s["stop_reason"] == "early_stopping":
+        assert s["steps"] - s["best_step"] >= 10
+    else:
+        assert s["steps"] == 60
