@@ -259,7 +259,12 @@ def predict_cmd(
     ),
     repr: str = typer.Option(None, "--repr", help="smiles | formula (default: detected)."),
     as_json: bool = typer.Option(False, "--json", help="One JSON object per line: roles, extent, confidences."),
-    draw: Path = typer.Option(None, "--draw", help="Draw the predicted reaction(s) to this PNG (SMILES only)."),
+    draw: Path = typer.Option(
+        None,
+        "--draw",
+        help="Draw the predictions as equations (coefficients, reagents above the arrow, the leftover chain "
+        "framed) to this PNG: one line one image, several a grid (pages of 20); a folder: line_<n>.png each.",
+    ),
     skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad lines and report their count."),
     beam: int = typer.Option(
         1, "--beam", help="Top-k hypotheses (roles x product graphs) in --json under 'beam'; line = the best."
@@ -272,7 +277,8 @@ def predict_cmd(
 
     from .errors import InputError
     from .inference.predictor import Predictor
-    from .inference.run import default_checkpoint, draw_reactions, input_repr, predict_lines
+    from .inference.draw import draw_reactions
+    from .inference.run import default_checkpoint, input_repr, predict_lines
     from .training.device import select_device
 
     if repr not in (None, "smiles", "formula"):
