@@ -20,6 +20,7 @@ from typing import Any
 from ..config import load_config
 from ..data.layout import split_files
 from ..io import read_lines
+from .gnn import checkpoint_of
 from .train import train_model
 
 KEYS = ("gnn_train", "tf_train", "gnn_pred", "tf_pred1", "tf_pred5")
@@ -49,10 +50,6 @@ def _train(opts: SpeedOptions, config: str, run_dir: Path, extra: list[str]) -> 
     s = train_model(load_config(config, [*common, *extra]))
     rate = s.get("train_reactions_per_s") or s["history"][-1]["train"]["reactions_per_s"]
     return float(rate), int(s.get("n_params") or s["params"])
-
-
-def _checkpoint(run_dir: Path) -> Path:
-    return run_dir / "best.pt" if (run_dir / "best.pt").exists() else run_dir / "last.pt"
 
 
 def _predict_gnn(checkpoint: Path, lines: list[str]) -> float:
@@ -91,7 +88,7 @@ def measure_speed(opts: SpeedOptions, log: Callable[[str], None] = lambda _: Non
                 opts, opts.tf_config, t_dir, ["train.val_em_lines=0", "train.eval_every=0"]
             )
             runs["tf_train"].append(rate)
-            g_ck, t_ck = opts.gnn_checkpoint or _checkpoint(g_dir), opts.tf_checkpoint or _checkpoint(t_dir)
+            g_ck, t_ck = opts.gnn_checkpoint or checkpoint_of(g_dir), opts.tf_checkpoint or checkpoint_of(t_dir)
             runs["gnn_pred"].append(_predict_gnn(g_ck, src))
             runs["tf_pred1"].append(_predict_tf(t_ck, src, 1))
             runs["tf_pred5"].append(_predict_tf(t_ck, src, 5))
