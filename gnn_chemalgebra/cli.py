@@ -257,33 +257,64 @@ def predict_cmd(
         help="Bond-edit model for new SMILES product graphs (default: the one the GNN was trained with, "
         "$GNNCA_EDIT_CHECKPOINT, or the bundled edit_default.pt).",
     ),
-    repr: str = typer.Option(None, "--repr", help="smiles | formula (default: detected)."),
-    as_json: bool = typer.Option(False, "--json", help="One JSON object per line: roles, extent, confidences."),
+    repr: str = typer.Option(
+        "auto",
+        "--repr",
+        help="smiles | formula | auto. auto decides per line but keeps one representation per input: one line "
+        "that reads only as SMILES makes the input SMILES, and a line that then reads only as formulas is refused "
+        "(mixed input) unless --skip-invalid.",
+    ),
+    extent: str = typer.Option(
+        "auto",
+        "--extent",
+        help="Extent of reaction: bayes (the benchmark's rule: Type 1 read off, Type 2 its posterior), limiting "
+        "(your coefficients are amounts: the limiting reactant is consumed), or auto (bayes for a line whose "
+        "coefficients all lie in the benchmark's sets 1..10, limiting for any other line).",
+    ),
+    set_: list[str] = typer.Option(
+        [],
+        "--set",
+        help="Override a decode setting saved with the checkpoint: --set decode.balance_beam=8 (repeatable).",
+    ),
+    as_json: bool = typer.Option(
+        False,
+        "--json",
+        help="One JSON object per line: the chosen hypothesis' roles (each molecule's own best under best_role), "
+        "extent and its rule, confidences, fallback.",
+    ),
     draw: Path = typer.Option(
         None,
         "--draw",
         help="Draw the predictions as equations (coefficients, reagents above the arrow, the leftover chain "
         "framed) to this PNG: one line one image, several a grid (pages of 20); a folder: line_<n>.png each.",
     ),
-    skip_invalid: bool = typer.Option(False, "--skip-invalid", help="Skip bad lines and report their count."),
+    skip_invalid: bool = typer.Option(
+        False, "--skip-invalid", help="Skip bad lines, each reported on stderr with its reason, and count them."
+    ),
     beam: int = typer.Option(
         1, "--beam", help="Top-k hypotheses (roles x product graphs) in --json under 'beam'; line = the best."
     ),
     coef_set: str = typer.Option("auto", "--coef-set", help="Type 2 prior: in | out | auto (from the input)."),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto."),
+    quiet: bool = typer.Option(False, "--quiet", help="No progress bar (shown for more than 1,000 lines on a tty)."),
 ) -> None:
-    """Predict balanced target lines (benchmark format) for reactions with or without coefficients."""
+    """Predict balanced target lines (benchmark format) for reactions with or without coefficients.
+
+    A line that no hypothesis balances is written unchanged (no reaction); such fallbacks are counted on stderr
+    and marked "fallback": true in --json."""
     import json
 
+    from .chem.bagfile import read_reaction_lines
     from .errors import InputError
-    from .inference.predictor import Predictor
+    from .inference.decoder import extent_rule_for
     from .inference.draw import draw_reactions
-    from .inference.run import default_checkpoint, input_repr, predict_lines
+    from .inference.predictor import Predictor
+    from .inference.run import COEF_SETS, decode_overrides, default_checkpoint, predict_inputs
+    from .progress import wanted
     from .training.device import select_device
 
-    if repr not in (None, "smiles", "formula"):
-        raise InputError(f"--repr must be smiles or formula, got {repr!r}")
-    if coef_set not in ("auto", "in", "out"):
+    extent_rule_for([], extent)
+    if coef_set not in COEF_SETS:
         raise InputError(f"--coef-set must be in, out or auto, got {coef_set!r}")
     if input == "-":
         lines, name = sys.stdin.read().splitlines(), "<stdin>"
@@ -292,22 +323,36 @@ def predict_cmd(
             raise InputError("input file not found", path=input)
         with open(input, encoding="utf-8") as fh:
             lines, name = fh.read().splitlines(), input
-    ck = checkpoint or default_checkpoint(input_repr(lines, repr))
+    read = read_reaction_lines(lines, repr, path=name, skip_invalid=skip_invalid)
+    ck = checkpoint or default_checkpoint(read.repr)
     if not Path(ck).exists():
         raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=str(ck))
     edit_ck = str(edit_checkpoint) if edit_checkpoint is not None else None
-    predictor = Predictor.from_checkpoint(str(ck), select_device(device), edit_checkpoint=edit_ck)
-    res = predict_lines(
-        lines, predictor, source_name=name, repr=repr, coef_set=coef_set, skip_invalid=skip_invalid, beam=beam
+    predictor = Predictor.from_checkpoint(str(ck), select_device(device), edit_checkpoint=edit_ck, extent=extent)
+    predictor.decoder.settings = decode_overrides(predictor.settings, set_)
+    res = predict_inputs(
+        read,
+        predictor,
+        source_name=name,
+        coef_set=coef_set,
+        beam=beam,
+        skip_invalid=skip_invalid,
+        progress=wanted(len(read.inputs), quiet=quiet),
     )
     for r in res.records:
         typer.echo(json.dumps(r) if as_json else r["prediction"])
     if draw is not None:
         draw_reactions(res.records, draw, predictor.repr)
+    for msg in res.invalid:
+        typer.echo(f"gnnca: skipped: {msg}", err=True)
     if res.invalid:
-        for msg in res.invalid:
-            typer.echo(f"gnnca: skipped: {msg}", err=True)
         typer.echo(f"gnnca: skipped {len(res.invalid)} invalid line(s)", err=True)
+    if res.fallbacks:
+        typer.echo(
+            f"gnnca: {res.fallbacks} of {len(res.records)} line(s) fell back: no balanced hypothesis, "
+            'the source is written unchanged ("fallback": true in --json)',
+            err=True,
+        )
 
 
 def main() -> None:  # pragma: no cover - console entry

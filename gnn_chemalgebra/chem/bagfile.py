@@ -1,4 +1,4 @@
-"""Reading bag files (one ``{k}MOL.{k}MOL`` bag per line) and ``gnnca predict`` input lines.
+"""Reading bag files (one ``{k}MOL.{k}MOL`` bag per line) and ``gnnca predict`` input lines (the one parser).
 
 Every error is located as ``path:line: reason (term 'x')``. In non-strict mode bad lines are skipped
 but counted, with their reasons, in a :class:`SkipReport`, so that nothing is lost silently.
@@ -7,15 +7,17 @@ but counted, with their reasons, in a :class:`SkipReport`, so that nothing is lo
 from __future__ import annotations
 
 import gzip
+import re
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
 from ..errors import InputError
 from .bag import Bag, Term, parse_bag
-from .molecule import REPRS, Repr, canonical, detect_repr, smiles_to_formula
-from .smiles import mol_from_smiles, unmapped_canonical
+from .molecule import REPRS, Repr, canonical
+from .smiles import mol_from_smiles, try_canonical, unmapped_canonical
 
 E = TypeVar("E", bound=InputError)
 
@@ -142,23 +144,61 @@ def read_bag_file(
     return BagFileResult(bags, numbers, report)
 
 
+# --------------------------------------------------------------------------- ``gnnca predict`` input lines
+INPUT_REPRS: tuple[str, ...] = ("auto", *REPRS)
+_ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
+
+
 class ReactionInput(NamedTuple):
-    """A parsed ``gnnca predict`` line: the source terms and their representation."""
+    """A parsed ``gnnca predict`` line: the source terms (molecules canonical) and their representation."""
 
     terms: list[Term]
     repr: Repr
 
 
-def _reaction_terms(text: str, repr: Repr) -> list[Term]:
-    parts = text.split(">")
+@dataclass(frozen=True, slots=True)
+class LineReading:
+    """Both ways one input line can be read: as SMILES and as formulas, each with the reading or why not.
+
+    ``formula_plausible`` is false when the line only *happens* to parse as formulas: a term is valid SMILES and
+    not a canonical formula (``CCO``, ``C1CC1``), so ``auto`` never reads the line as formulas."""
+
+    smiles: ReactionInput | None
+    formula: ReactionInput | None
+    smiles_error: InputError | None
+    formula_error: InputError | None
+    formula_plausible: bool = True
+
+    @property
+    def kind(self) -> str | None:
+        """``smiles`` / ``formula`` (only that reading), ``both``, or ``None`` (neither)."""
+        s, f = self.smiles is not None, self.formula is not None and self.formula_plausible
+        return "both" if s and f else "smiles" if s else "formula" if f else None
+
+
+def _why(err: InputError | None) -> str:
+    if err is None:
+        return "not readable"
+    return err.reason + (f" (term {err.term!r})" if err.term is not None else "")
+
+
+def _bag_terms(text: str) -> tuple[list[Term], bool]:
+    """The raw terms of a line and whether it is a reaction SMILES; errors that no representation can fix."""
+    body = text.strip()
+    if body == "":
+        raise InputError("empty line: nothing to predict from")
+    if any(c.isspace() for c in body):
+        raise InputError("whitespace inside the input line", term=body)
+    if not _ARROW.search(body):
+        return parse_bag(body, default_coef=1), False
+    parts = _ARROW.split(body)
     if len(parts) != 3:
         raise InputError(
-            f"reaction SMILES needs exactly two '>' (reactants>reagents>products), found {len(parts) - 1}",
-            term=text,
+            f"reaction SMILES needs exactly two '>' (reactants>reagents>products), found {len(parts) - 1}", term=body
         )
     reactants, reagents, _products = parts  # products are ignored
     if reactants == "":
-        raise InputError("reaction SMILES has no reactants before the first '>'", term=text)
+        raise InputError("reaction SMILES has no reactants before the first '>'", term=body)
     terms: list[Term] = []
     for side in (reactants, reagents):
         if side == "":
@@ -167,39 +207,156 @@ def _reaction_terms(text: str, repr: Repr) -> list[Term]:
             if mol == "":
                 raise InputError("empty molecule (two '.' in a row, or a leading/trailing '.')", term=side)
             if "{" in mol or "}" in mol:
-                raise InputError("coefficients '{k}' are not allowed in reaction SMILES", term=mol)
-            smi = unmapped_canonical(mol_from_smiles(mol))
-            terms.append(Term(1, smiles_to_formula(smi) if repr == "formula" else smi))
-    return terms
+                raise InputError("coefficients '{k}' are not allowed in reaction SMILES; write a bag", term=mol)
+            terms.append(Term(1, mol))
+    return terms, True
+
+
+def _as_smiles(terms: list[Term]) -> ReactionInput:
+    """Canonical SMILES without atom maps (coefficients kept)."""
+    return ReactionInput([Term(t.coef, unmapped_canonical(mol_from_smiles(t.mol))) for t in terms], "smiles")
+
+
+def _as_formula(terms: list[Term]) -> ReactionInput:
+    return ReactionInput([Term(t.coef, canonical(t.mol, "formula")) for t in terms], "formula")
+
+
+def read_line(text: str) -> LineReading:
+    """Read one line both ways. Raises :class:`InputError` for faults of the line itself (empty, whitespace,
+    bag syntax, a malformed reaction SMILES), which no choice of representation repairs."""
+    terms, reaction = _bag_terms(text)
+    smiles = formula = s_err = f_err = None
+    try:
+        smiles = _as_smiles(terms)
+    except InputError as err:
+        s_err = err
+    if reaction:
+        f_err = InputError("a reaction SMILES ('>') is SMILES, not formulas")
+        return LineReading(smiles, None, s_err, f_err, False)
+    try:
+        formula = _as_formula(terms)
+    except InputError as err:
+        f_err = err
+    plausible = formula is not None and all(
+        f.mol == t.mol or try_canonical(t.mol) is None for f, t in zip(formula.terms, terms, strict=True)
+    )
+    return LineReading(smiles, formula, s_err, f_err, plausible)
+
+
+def _reading(r: LineReading, repr: Repr) -> ReactionInput:
+    """The line read in ``repr``, or the error that says why it cannot be."""
+    got = r.smiles if repr == "smiles" else r.formula
+    if got is not None:
+        return got
+    err = r.smiles_error if repr == "smiles" else r.formula_error
+    if err is not None:
+        raise err
+    raise InputError(f"not readable as {repr}")  # pragma: no cover - a failed reading keeps its error
+
+
+def _own_reading(r: LineReading) -> ReactionInput:
+    """``auto`` on a lone line: SMILES when it reads as SMILES, else formulas, else both reasons."""
+    kind = r.kind
+    if kind in ("smiles", "both"):
+        return _reading(r, "smiles")
+    if kind == "formula":
+        return _reading(r, "formula")
+    raise InputError(f"neither SMILES ({_why(r.smiles_error)}) nor formulas ({_why(r.formula_error)})")
 
 
 def parse_reaction_input(
     line: str,
-    repr: Repr | None = None,
+    repr: str | None = None,
     *,
     path: str | None = None,
     lineno: int | None = None,
 ) -> ReactionInput:
-    """Parse one ``gnnca predict`` input line into source terms.
+    """Parse one ``gnnca predict`` input line into source terms (the one parser of predict's input).
 
     Accepted forms: a bag with or without coefficients (a missing ``{k}`` means 1), or a reaction SMILES
     ``reactants>reagents>``, ``reactants>>`` or ``reactants>reagents>products`` (products ignored; atom maps
-    removed; every molecule gets coefficient 1, duplicates kept). Molecules come back canonical.
-    ``repr=None`` detects the representation of a bag (reaction SMILES are SMILES); ``repr="formula"``
-    turns reaction SMILES molecules into ``CalcMolFormula`` formulas.
+    removed; every molecule gets coefficient 1, duplicates kept; ``->`` is a dative bond, not an arrow).
+    Molecules come back canonical. ``repr`` ``None``/``auto`` reads the line as SMILES when it can, else as
+    formulas (see :func:`read_reaction_lines` for a whole file, where one SMILES line makes the file SMILES).
     """
     try:
-        if repr is not None:
-            _check_repr(repr)
-        text = line.strip()
-        if text == "":
-            raise InputError("empty line: nothing to predict from")
-        if any(c.isspace() for c in text):
-            raise InputError("whitespace inside the input line", term=text)
-        if ">" in text:
-            return ReactionInput(_reaction_terms(text, repr or "smiles"), repr or "smiles")
-        terms = parse_bag(text, default_coef=1)
-        use: Repr = repr if repr is not None else detect_repr([t.mol for t in terms])
-        return ReactionInput([Term(t.coef, canonical(t.mol, use)) for t in terms], use)
+        if repr not in (None, *INPUT_REPRS):
+            raise InputError(f"unknown representation {repr!r} (expected one of {', '.join(INPUT_REPRS)})")
+        r = read_line(line)
+        return _own_reading(r) if repr in (None, "auto") else _reading(r, repr)  # type: ignore[arg-type]
     except InputError as err:  # ChemistryError included: locate keeps the class
         raise locate(err, path, lineno) from None
+
+
+@dataclass(slots=True)
+class ReactionLines:
+    """The readable lines of a predict input (1-based numbers), the refused ones (located errors, file order)
+    and the input's representation (``None`` when no line is readable)."""
+
+    inputs: list[tuple[int, ReactionInput]]
+    refused: list[InputError]
+    repr: Repr | None
+
+
+def _file_repr(readings: dict[int, LineReading]) -> tuple[Repr | None, int | None]:
+    """SMILES when any line reads only as SMILES (a formula reading of a SMILES file is never taken), else
+    formulas when any line reads only as formulas, else SMILES (every line is both, e.g. ``CO``); with the line
+    that decided it."""
+    for want in ("smiles", "formula"):
+        for n, r in readings.items():
+            if r.kind == want:
+                return want, n  # type: ignore[return-value]
+    for n, r in readings.items():
+        if r.kind == "both":
+            return "smiles", n
+    return None, None
+
+
+def read_reaction_lines(
+    lines: Iterable[str],
+    repr: str = "auto",
+    *,
+    path: str | None = None,
+    skip_invalid: bool = False,
+) -> ReactionLines:
+    """Read a predict input: blank lines and ``#`` comments are passed over; every other line is a reaction.
+
+    ``repr="auto"`` decides per line but keeps the file in one representation: one line that reads only as
+    SMILES makes the input SMILES, and a line that then reads only as formulas is refused as a mixed input,
+    naming both lines. Without ``skip_invalid`` the first refused line raises its located :class:`InputError`;
+    with it, refused lines are returned with their reasons (nothing is dropped silently).
+    """
+    if repr not in INPUT_REPRS:
+        raise InputError(f"--repr must be one of {', '.join(INPUT_REPRS)}, got {repr!r}")
+    readings: dict[int, LineReading] = {}
+    refused: list[InputError] = []
+    for i, text in enumerate(lines, start=1):
+        if not text.strip() or text.lstrip().startswith("#"):
+            continue
+        try:
+            readings[i] = read_line(text)
+        except InputError as err:
+            refused.append(locate(err, path, i))
+    decider: int | None = None
+    use: Repr | None = repr if repr != "auto" else None  # type: ignore[assignment]
+    if use is None:
+        use, decider = _file_repr(readings)
+    inputs: list[tuple[int, ReactionInput]] = []
+    for i, r in readings.items():
+        try:
+            if use is None:
+                raise InputError(f"neither SMILES ({_why(r.smiles_error)}) nor formulas ({_why(r.formula_error)})")
+            if decider is not None and use == "smiles" and r.kind == "formula":
+                raise InputError(
+                    f"not SMILES ({_why(r.smiles_error)}) in a SMILES input (line {decider} reads only as SMILES); "
+                    "the line reads as formulas: mixed representations (pass --repr formula for formula input)"
+                )
+            if decider is not None and r.kind is None:
+                raise InputError(f"neither SMILES ({_why(r.smiles_error)}) nor formulas ({_why(r.formula_error)})")
+            inputs.append((i, _reading(r, use)))
+        except InputError as err:
+            refused.append(locate(err, path, i))
+    refused.sort(key=lambda e: e.line or 0)
+    if refused and not skip_invalid:
+        raise refused[0]
+    return ReactionLines(inputs, refused, use)

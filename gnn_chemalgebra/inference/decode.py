@@ -11,8 +11,15 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from ..algebra.extent import extent_candidates, extent_posterior_evidence, group_terms, term_roles, type1_extent
-from ..chem.bag import Term
+from ..algebra.extent import (
+    extent_candidates,
+    extent_posterior_evidence,
+    group_terms,
+    limiting_extent,
+    term_roles,
+    type1_extent,
+)
+from ..chem.bag import Term, bag_totals
 from ..chem.composition import CHARGE_KEY
 from ..chem.formula import write_formula
 from ..data.featurize import extent_features
@@ -93,11 +100,14 @@ def decode_bag(
     *,
     comp_lookup: Mapping[tuple, str] | None = None,
     extent_scorer: Callable[[list[int], list[list[float]]], Sequence[float]] | None = None,
+    extent_rule: str = "bayes",
 ) -> Decoded:
     """Exact part of the pipeline. ``comps`` must cover input molecules and ``extras``.
 
     Formula: the main product is the exact remainder. SMILES: the remainder is emitted only when its
     composition matches a known by-product (``comp_lookup``); otherwise it is reported as uncovered.
+    ``extent_rule``: ``bayes`` (the benchmark's: Type 1 read off, Type 2 the posterior's mode or the learned
+    scorer) or ``limiting`` (the largest extent that leaves no negative total, as for a chemist's amounts).
     """
     nu = {m: n for m, n in nu_in.items() if n != 0}
     new: list[tuple[str, int]] = []
@@ -141,6 +151,9 @@ def decode_bag(
     log_ev = 0.0
     if not cands:
         xi = 0
+    elif extent_rule == "limiting":  # a chemist's amounts: the limiting reactant is consumed
+        xi = limiting_extent(bag_totals(terms), full)
+        cands = list(range(1, xi + 1))
     elif vtype == 1:
         xi = min(type1_extent(terms), cands[-1])
     else:

@@ -1,27 +1,32 @@
-"""``gnnca predict`` as a library function: read lines, validate, predict, format (text or JSON), draw."""
+"""``gnnca predict`` as a library function: read lines (one parser: :mod:`..chem.bagfile`), predict, report.
+
+Input lines become :class:`~gnn_chemalgebra.data.dataset.BagExample` s in the checkpoint's representation
+(SMILES input for a formula model is turned into formulas; formulas cannot become graphs for a SMILES model).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import os
-import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rdkit import Chem
-
 from ..algebra.extent import guess_coef_set
-from ..chem.bag import Term, parse_bag
-from ..chem.molecule import canonical, detect_repr, smiles_to_formula
-from ..chem.smiles import strip_atom_maps
+from ..chem.bag import Term, format_bag
+from ..chem.bagfile import ReactionInput, ReactionLines, parse_reaction_input, read_reaction_lines
+from ..chem.molecule import smiles_to_formula
+from ..config import DecodeConfig, apply_overrides, parse_config
 from ..data.dataset import BagExample, example_from_terms
-from ..errors import ChemistryError, InputError
+from ..errors import InputError
+from ..progress import bar
+from .report import count_fallbacks
 
-_ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
 _BUNDLED = Path(__file__).resolve().parents[1] / "checkpoints"  # package data
 DEFAULT_CHECKPOINT = _BUNDLED / "gnn_default.pt"  # formula model
 SMILES_CHECKPOINT = _BUNDLED / "gnn_smiles_default.pt"  # SMILES model (pairs with edit_default.pt)
+COEF_SETS: tuple[str, ...] = ("auto", "in", "out")
 
 
 def default_checkpoint(input_repr: str | None = None) -> Path:
@@ -35,110 +40,125 @@ def default_checkpoint(input_repr: str | None = None) -> Path:
     return DEFAULT_CHECKPOINT
 
 
-def input_repr(lines: Iterable[str], repr: str | None = None) -> str | None:
-    """``repr`` if given, else the representation of the first readable reaction line (``None``: none)."""
-    if repr is not None:
-        return repr
-    for text in lines:
-        body = text.strip()
-        if not body or body.startswith("#"):
-            continue
-        if _ARROW.search(body):
-            return "smiles"
-        try:
-            return detect_repr([t.mol for t in parse_bag(body, default_coef=1)])
-        except InputError:
-            continue
-    return None
+def decode_overrides(settings: DecodeConfig, sets: Iterable[str]) -> DecodeConfig:
+    """``settings`` with ``decode.key=value`` overrides applied and validated like a config file's (an unknown
+    key names the closest valid one; a value of the wrong type is one line)."""
+    sets = list(sets)
+    if not sets:
+        return settings
+    for item in sets:
+        if not item.split("=", 1)[0].strip().startswith("decode."):
+            raise InputError(f"predict takes decode.* settings only (e.g. decode.balance_beam=8), got {item!r}")
+    raw = apply_overrides({"decode": dataclasses.asdict(settings)}, sets)
+    return parse_config(raw, source="--set").decode
 
 
-def _canon_smiles(s: str) -> str:
-    mol = Chem.MolFromSmiles(s)
-    if mol is None:
-        raise ChemistryError("RDKit cannot parse or sanitise this SMILES", term=s)
-    return Chem.MolToSmiles(strip_atom_maps(mol))
+def to_example(inp: ReactionInput, model_repr: str, vtype: int, coef_set: str = "auto") -> BagExample:
+    """A parsed line in the checkpoint's representation, with its Type-2 coefficient set (``auto``: guessed)."""
+    if coef_set not in COEF_SETS:
+        raise InputError(f"--coef-set must be in, out or auto, got {coef_set!r}")
+    if inp.repr == "formula" and model_repr == "smiles":
+        raise InputError("this checkpoint reads SMILES; formulas cannot be turned into graphs")
+    terms = inp.terms
+    if inp.repr == "smiles" and model_repr == "formula":
+        terms = [Term(t.coef, smiles_to_formula(t.mol)) for t in terms]
+    cs = guess_coef_set(terms) if coef_set == "auto" else coef_set
+    return example_from_terms(terms, vtype=vtype, cset=cs)
 
 
-def parse_input_line(
+def example_from_line(
     text: str,
     model_repr: str,
     vtype: int,
     *,
-    repr: str | None = None,
+    repr: str = "auto",
     coef_set: str = "auto",
     path: str | None = None,
     line: int | None = None,
 ) -> BagExample:
-    """One input reaction: ``{k}MOL.{k}MOL``, bare ``MOL.MOL`` (k = 1) or reaction SMILES ``reactants>reagents>``."""
+    """One input line -> example (:func:`~gnn_chemalgebra.chem.bagfile.parse_reaction_input`, then
+    :func:`to_example`); errors are located at ``path:line``."""
+    inp = parse_reaction_input(text, repr, path=path, lineno=line)
     try:
-        body = text.strip()
-        if _ARROW.search(body):
-            parts = _ARROW.split(body)
-            if len(parts) != 3:
-                raise InputError("reaction SMILES must look like 'reactants>reagents>' (two '>')")
-            body = ".".join(p for p in parts[:2] if p)
-            if not body:
-                raise InputError("reaction SMILES without reactants")
-            if repr == "formula":
-                raise InputError("reaction SMILES given with --repr formula")
-        terms = parse_bag(body, default_coef=1)
-        in_repr = repr or detect_repr([t.mol for t in terms])
-        if in_repr == "formula" and model_repr == "smiles":
-            raise InputError("this checkpoint reads SMILES; formulas cannot be turned into graphs")
-        out: list[Term] = []
-        for t in terms:
-            if in_repr == "smiles":
-                m = _canon_smiles(t.mol)
-                m = smiles_to_formula(m) if model_repr == "formula" else m
-            else:
-                m = canonical(t.mol, "formula")
-            out.append(Term(t.coef, m))
+        return to_example(inp, model_repr, vtype, coef_set)
     except InputError as err:
         raise err.located(path, line) from None
-    cs = guess_coef_set(out) if coef_set == "auto" else coef_set
-    return example_from_terms(out, vtype=vtype, cset=cs)
 
 
 @dataclass
 class PredictResult:
+    """Records (one per predicted line, with its 1-based ``line``), refused lines' messages, and the count of
+    lines written without a balanced hypothesis (``fallback``)."""
+
     records: list[dict[str, Any]] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
+    repr: str | None = None
+
+    @property
+    def fallbacks(self) -> int:
+        return count_fallbacks(self.records)
 
 
-def predict_lines(
-    lines: Iterable[str],
+def predict_inputs(
+    read: ReactionLines,
     predictor: Any,
     *,
     source_name: str = "-",
-    repr: str | None = None,
+    coef_set: str = "auto",
+    beam: int = 1,
+    batch_size: int = 64,
+    skip_invalid: bool = True,
+    progress: bool = False,
+) -> PredictResult:
+    """Predict the lines :func:`~gnn_chemalgebra.chem.bagfile.read_reaction_lines` read. A line that the
+    checkpoint cannot take (formulas for a SMILES model) is refused like an unreadable one (raised unless
+    ``skip_invalid``). ``progress``: a bar on stderr (see :mod:`gnn_chemalgebra.progress`)."""
+    res = PredictResult(invalid=[str(e) for e in read.refused], repr=read.repr)
+    examples: list[BagExample] = []
+    numbers: list[int] = []
+    for n, inp in read.inputs:
+        try:
+            examples.append(to_example(inp, predictor.repr, predictor.vtype, coef_set))
+        except InputError as err:
+            if not skip_invalid:
+                raise err.located(source_name, n) from None
+            res.invalid.append(str(err.located(source_name, n)))
+            continue
+        numbers.append(n)
+    outs: list[dict[str, Any]] = []
+    with bar(len(examples), "predict", enabled=progress) as b:
+        for s in range(0, len(examples), batch_size):
+            chunk = examples[s : s + batch_size]
+            outs += predictor.predict(chunk, batch_size=batch_size, beam=beam)
+            b.update(len(chunk))
+    for n, ex, o in zip(numbers, examples, outs, strict=True):
+        res.records.append({"line": n, "source": format_bag(ex.terms), "coef_set": ex.cset, **o})
+    return res
+
+
+def predict_lines(
+    lines: Sequence[str],
+    predictor: Any,
+    *,
+    source_name: str = "-",
+    repr: str | None = "auto",
     coef_set: str = "auto",
     skip_invalid: bool = False,
     beam: int = 1,
     batch_size: int = 64,
 ) -> PredictResult:
-    res = PredictResult()
-    examples: list[BagExample] = []
-    numbers: list[int] = []
-    for i, text in enumerate(lines, start=1):
-        if not text.strip() or text.lstrip().startswith("#"):
-            continue
-        try:
-            ex = parse_input_line(
-                text, predictor.repr, predictor.vtype, repr=repr, coef_set=coef_set, path=source_name, line=i
-            )
-        except InputError as err:
-            if not skip_invalid:
-                raise
-            res.invalid.append(str(err))
-            continue
-        examples.append(ex)
-        numbers.append(i)
-    outs = predictor.predict(examples, batch_size=batch_size, beam=beam)
-    from ..chem.bag import format_bag
-
-    for n, ex, o in zip(numbers, examples, outs, strict=False):
-        res.records.append({"line": n, "source": format_bag(ex.terms), "coef_set": ex.cset, **o})
-    return res
+    """Read and predict ``lines``: refused lines raise (located) unless ``skip_invalid``, then they are listed
+    in ``invalid``. ``repr`` ``auto`` decides per line within one representation per input."""
+    read = read_reaction_lines(lines, repr or "auto", path=source_name, skip_invalid=skip_invalid)
+    return predict_inputs(
+        read,
+        predictor,
+        source_name=source_name,
+        coef_set=coef_set,
+        beam=beam,
+        batch_size=batch_size,
+        skip_invalid=skip_invalid,
+    )
 
 
 def draw_reactions(records: list[dict[str, Any]], path: Path, repr: str) -> list[Path]:

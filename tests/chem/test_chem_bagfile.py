@@ -120,6 +120,8 @@ def test_missing_file_and_bad_repr(tmp_path: Path) -> None:
         ("CC.CC>O>", [Term(1, "CC"), Term(1, "CC"), Term(1, "O")], "smiles"),
         ("OCC>[Na+]>CC=O", [Term(1, "CCO"), Term(1, "[Na+]")], "smiles"),
         ("[CH3:1][OH:2]>>[CH2:1]=[O:2]", [Term(1, "CO")], "smiles"),
+        ("C[N+](C)(C)[O-]->O>>", [Term(1, "C[N+](C)(C)[O-]->O")], "smiles"),  # '->' is a dative bond, not an arrow
+        ("CO", [Term(1, "CO")], "smiles"),  # both readings: a lone line reads as SMILES
     ],
 )
 def test_reaction_input(line: str, terms: list[Term], repr: str) -> None:
@@ -127,9 +129,13 @@ def test_reaction_input(line: str, terms: list[Term], repr: str) -> None:
 
 
 def test_reaction_input_forced_repr() -> None:
-    assert parse_reaction_input("CC>O>", "formula") == ReactionInput([Term(1, "C2H6"), Term(1, "H2O")], "formula")
+    assert parse_reaction_input("CCO", "formula") == ReactionInput([Term(1, "C2O")], "formula")
+    with pytest.raises(InputError, match="reaction SMILES"):
+        parse_reaction_input("CC>O>", "formula")  # a reaction SMILES is SMILES, whatever --repr says
     with pytest.raises(ChemistryError):
         parse_reaction_input("H2O", "smiles")
+    with pytest.raises(InputError, match="neither SMILES"):
+        parse_reaction_input("H2O.CCO")  # one term of each representation
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,349 @@
+"""The decoder: network outputs -> ranked, exactly balanced hypotheses (the search; the exact part is decode.py).
+
+What is covered: roles of every input molecule (reactant / reagent / product already present), by-products and
+leftover chains from the training vocabulary, the main product's FORMULA as the exact composition remainder,
+the extent (``bayes``: Type 1 read off, Type 2 the exact Bayes rule or the learned scorer; ``limiting``: the
+limiting reactant is consumed), output = source + xi * nu.
+SMILES mode with a bond-edit model attached (``edit``): the role head decides which molecules are consumed, the
+edit decoder proposes the new product GRAPHS over their atoms (plus the exact leftover chain), and the algebra
+does the rest. Without an edit model the main product is emitted only when its composition matches a vocabulary
+molecule; otherwise the line is written without it and reported under ``not_covered``.
+When no hypothesis balances, the chosen line is the source copied (no reaction) and the result is a *fallback*.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import heapq
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+import torch
+
+from ..algebra.extent import S_IN, S_OUT
+from ..algebra.roles import ROLE_NU
+from ..chem.bag import Term
+from ..chem.composition import CHARGE_KEY, closed_shell_possible
+from ..chem.formula import write_formula
+from ..chem.molecule import composition
+from ..config import DecodeConfig
+from ..data.dataset import BagExample, ExtraVocab, vocab_compositions
+from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, Featurizer
+from ..errors import ChemAlgebraError, InputError
+from ..models.gnn import CHARGE_SHIFT
+from .decode import Decoded, decode_bag
+
+EXTENT_RULES: tuple[str, ...] = ("auto", "bayes", "limiting")
+BENCHMARK_COEFS = frozenset(S_IN) | frozenset(S_OUT)
+
+
+def extent_rule_for(terms: Sequence[Term], extent: str) -> str:
+    """The extent rule of one line: ``bayes`` / ``limiting`` as asked; ``auto`` reads a line whose coefficients
+    all lie in the benchmark's sets (1..10) as a benchmark line (``bayes``, the rule its targets follow) and any
+    other line, e.g. amounts like ``{20}A.{35}B``, as a chemist's amounts (``limiting``)."""
+    if extent not in EXTENT_RULES:
+        raise InputError(f"--extent must be one of {', '.join(EXTENT_RULES)}, got {extent!r}")
+    if extent != "auto":
+        return extent
+    return "bayes" if all(t.coef in BENCHMARK_COEFS for t in terms) else "limiting"
+
+
+def kbest_assignments(logp: torch.Tensor, k: int) -> list[tuple[float, tuple[int, ...]]]:
+    """The k most likely joint assignments of independent per-row categorical choices (beam over rows)."""
+    beams: list[tuple[float, tuple[int, ...]]] = [(0.0, ())]
+    for row in logp.tolist():
+        cand = [(s + lp, a + (j,)) for s, a in beams for j, lp in enumerate(row)]
+        beams = heapq.nlargest(k, cand, key=lambda t: t[0])
+    return beams
+
+
+class Hypothesis(NamedTuple):
+    """One decoded hypothesis: its score (network log-probabilities, plus the Type-2 evidence when weighed), the
+    exact decoding, and the role-head class per input molecule (``None``: the no-reaction fallback)."""
+
+    score: float
+    decoded: Decoded
+    roles: tuple[int, ...] | None = None
+
+
+@dataclass
+class DecodeResult:
+    """The beam (best first), the hypothesis written (``chosen``; the source copied when ``fallback``), the
+    by-products and leftover the heads proposed, and the extent rule used."""
+
+    beam: list[Hypothesis]
+    chosen: Hypothesis
+    fallback: bool
+    extent_rule: str
+    vocab_extras: list[str] = field(default_factory=list)
+    leftover: str | None = None
+
+
+class Decoder:
+    """Role beam x by-product / leftover options (or edit-model product graphs) -> exact decodings, ranked."""
+
+    def __init__(
+        self,
+        feat: Featurizer,
+        vocab: ExtraVocab,
+        settings: DecodeConfig | None = None,
+        edit: Any = None,
+        extent: str = "auto",
+    ) -> None:
+        self.feat = feat
+        self.vocab = vocab
+        self.repr = feat.repr
+        self.settings = dataclasses.replace(settings) if settings is not None else DecodeConfig()
+        self.edit = edit if feat.repr == "smiles" else None  # an EditPredictor: product graphs for SMILES
+        self.edit_cache: dict[tuple, list[tuple[list[str], float]]] = {}
+        extent_rule_for([], extent)  # validate early
+        self.extent = extent
+        self._comp_cache: dict[str, Any] = {}
+        self._left_tab: tuple[list[str | None], torch.Tensor] | None = None
+        self.comp_lookup: dict[tuple, str] = {}
+        for s in vocab.items[1:]:
+            self.comp_lookup.setdefault(tuple(sorted(self._comp(s).items())), s)
+
+    def _comp(self, m: str) -> Any:
+        c = self._comp_cache.get(m)
+        if c is None:
+            c = self._comp_cache[m] = composition(m, self.repr)
+        return c
+
+    # ----------------------------------------------------------------- by-products and leftovers
+    def _left_table(self) -> tuple[list[str | None], torch.Tensor]:
+        """Leftover candidates from the vocabulary as count classes per composition column ([V, C])."""
+        if self._left_tab is None:
+            comp = vocab_compositions(self.vocab, self.feat).round().long()
+            comp[:, CHARGE_INDEX] += CHARGE_SHIFT
+            names: list[str | None] = [None, *self.vocab.items[1:]]  # <unk> row = no leftover
+            self._left_tab = (names, comp)
+        return self._left_tab
+
+    def leftover_candidates(self, r: dict[str, Any], k: int = 4) -> list[tuple[float, str | None]]:
+        """The k most likely leftovers under the per-element count head: every vocabulary leftover scored
+        jointly (sum of its per-element log-probabilities) plus the head's own arg-max composition."""
+        if "left_lp" not in r:
+            return []
+        lp, elems = r["left_lp"], r["left_elem"]
+        K = lp.size(1)
+        C = self.feat.settings()["comp_dim"]
+        table = torch.full((C, K), float("-inf"))
+        table[:, 0] = 0.0  # an element absent from the bag cannot be in the leftover
+        table[elems] = lp
+        names, comp = self._left_table()
+        ok = (comp < K).all(1) & (comp >= 0).all(1)
+        scores = table.gather(1, comp.clamp(0, K - 1).T.contiguous()).T.sum(1) if comp.numel() else torch.zeros(0)
+        scores = torch.where(ok, scores, torch.full_like(scores, float("-inf")))
+        cands: dict[str | None, float] = {}
+        for j in torch.argsort(scores, descending=True)[:k].tolist():
+            if scores[j] > float("-inf"):
+                cands.setdefault(names[j], float(scores[j]))
+        best = lp.argmax(-1)
+        comp_d: dict[str, int] = {}
+        for e, c in zip(elems.tolist(), best.tolist(), strict=True):
+            v = int(c) - (CHARGE_SHIFT if e == CHARGE_INDEX else 0)
+            if v:
+                comp_d[ELEMENT_VOCAB[e]] = v
+        s_best = float(lp.max(-1).values.sum())
+        name: str | None = None
+        if any(key != CHARGE_KEY for key in comp_d):
+            if self.repr == "formula":
+                try:
+                    name = write_formula(comp_d)
+                except ChemAlgebraError:
+                    name = None
+            else:
+                name = self.comp_lookup.get(tuple(sorted(comp_d.items())))
+        if name is not None or not comp_d:
+            cands.setdefault(name, s_best)
+        return sorted(cands.items(), key=lambda kv: -kv[1])[:k]
+
+    # ----------------------------------------------------------------- plausibility
+    def acceptable(self, d: Decoded) -> bool:
+        """A decoding worth stopping at: something is consumed, and it balances -- or, in SMILES mode, its only
+        gap is the main product's graph (no edit model loaded), which no other hypothesis would fill either."""
+        if not any(v < 0 for v in d.nu.values()):
+            return False
+        if d.balanced:
+            return self.plausible_main(d)
+        return self.repr == "smiles" and all(u.startswith("main product graph") for u in d.uncovered)
+
+    def plausible_main(self, d: Decoded) -> bool:
+        """USPTO main products are organic and the largest new product (99.95% / 99.98% of the local training
+        reactions): a hypothesis whose remainder has no carbon, or is smaller than its leftover, ranks later."""
+        if d.main_product is None:
+            return True
+        main = self._comp(d.main_product)
+        if "C" not in main:
+            return False
+        if self.settings.valence_check and self.repr == "formula" and closed_shell_possible(main) is False:
+            return False
+        size = sum(v for k, v in main.items() if k != CHARGE_KEY)
+        for m, _ in d.new_products:
+            if m != d.main_product and sum(v for k, v in self._comp(m).items() if k != CHARGE_KEY) > size:
+                return False
+        return True
+
+    def weigh_evidence(self, ex: BagExample, rule: str = "bayes") -> bool:
+        """Type 2 under the benchmark's rule: weigh role hypotheses by the likelihood of the written coefficients
+        (a chemist's amounts follow no generator, so ``limiting`` lines are not weighed)."""
+        return self.settings.role_evidence and ex.vtype == 2 and rule == "bayes"
+
+    def evidence(self, d: Decoded) -> float:
+        """The generator's log-likelihood of the source under a hypothesis, floored so that a confident network
+        can still overrule a hypothesis the coefficients contradict (the rebuilt term layout may be off)."""
+        return max(d.log_evidence, self.settings.evidence_floor)
+
+    # ----------------------------------------------------------------- search
+    def decode(self, ex: BagExample, r: dict[str, Any], beam: int = 1, scorer: Any = None) -> DecodeResult:
+        """Hypotheses for one example from its network outputs ``r`` (see :class:`~.runner.ModelRunner`)."""
+        rule = extent_rule_for(ex.terms, self.extent)
+        vocab_extras = [self.vocab.items[j] for j in range(1, len(self.vocab)) if float(r["extra_p"][j]) > 0.5]
+        left_cands = self.leftover_candidates(r)
+        left = left_cands[0][0] if left_cands else None
+        logp = torch.log(r["role_p"].clamp(min=1e-12))
+        hyps = kbest_assignments(logp, max(beam, self.settings.balance_beam))
+        scorer = scorer if (ex.vtype == 2 and rule == "bayes") else None
+        if self.edit is not None:
+            ranked = self._decode_with_edits(ex, hyps, beam, scorer, rule)
+        else:
+            ranked = self._decode_roles(ex, r, hyps, beam, scorer, rule, left_cands, vocab_extras)
+        best = ranked[0]
+        fallback = not best.decoded.balanced or best.roles is None
+        chosen = best
+        if not best.decoded.balanced:  # every written line balances: without a balanced hypothesis, no reaction
+            why = "no balanced hypothesis (" + "; ".join(best.decoded.uncovered) + ")"
+            chosen = Hypothesis(best.score, self.no_reaction(ex, why), None)
+        return DecodeResult(ranked, chosen, fallback, rule, vocab_extras, left)
+
+    def _decode_roles(
+        self,
+        ex: BagExample,
+        r: dict[str, Any],
+        hyps: list[tuple[float, tuple[int, ...]]],
+        beam: int,
+        scorer: Any,
+        rule: str,
+        left_cands: list[tuple[str | None, float]],
+        vocab_extras: list[str],
+    ) -> list[Hypothesis]:
+        """Joint search: role hypotheses x leftover options, most likely first; balanced decodings first."""
+        if left_cands:  # structured head: (log-prob, leftover list) options
+            options = [(s_, [m] if m else []) for m, s_ in left_cands]
+        else:  # vocabulary head: its confident by-products, then dropping the least confident ones
+            ranked = sorted(vocab_extras, key=lambda e: -float(r["extra_p"][self.vocab.index[e]]))
+            options = [(0.0, ranked[:keep]) for keep in range(len(ranked), -1, -1)]
+        extras = [e for _, o in options for e in o]
+        comps = {m: self._comp(m) for m in [*ex.mols, *extras]}
+        combos = sorted(((rs + ls, assign, o) for rs, assign in hyps for ls, o in options), key=lambda t: -t[0])
+        decs: list[Hypothesis] = []
+        n_bal = 0
+        weigh = self.weigh_evidence(ex, rule)
+        for score, assign, ex_try in combos:
+            nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, assign, strict=False)}
+            d = decode_bag(
+                ex.terms,
+                nu,
+                ex_try,
+                comps,
+                self.repr,
+                ex.vtype,
+                ex.cset,
+                comp_lookup=self.comp_lookup,
+                extent_scorer=scorer,
+                extent_rule=rule,
+            )
+            decs.append(Hypothesis(score + self.evidence(d) if weigh else score, d, tuple(assign)))
+            n_bal += self.acceptable(d)
+            if n_bal >= max(beam, 1) and not weigh:
+                break
+        # Top-1 = the most likely hypothesis whose decoding is balanced (exact algebra), if any.
+        # (a decoding that consumes nothing -- no reaction at all -- ranks after every reacting one)
+        order = sorted(
+            range(len(decs)),
+            key=lambda i: (not self.acceptable(decs[i][1]), not decs[i][1].balanced, -decs[i][0] if weigh else i),
+        )
+        return [decs[i] for i in order][: max(beam, 1)]
+
+    # ----------------------------------------------------------------- SMILES product graphs
+    @staticmethod
+    def consumed(ex: BagExample, assign: Sequence[int]) -> tuple[dict[str, int], list[str], list[str]]:
+        """Role hypothesis -> (nu of the consumed molecules only, reactants with multiplicity, reagents)."""
+        nu = {m: min(ROLE_NU[j], 0) for m, j in zip(ex.mols, assign, strict=True)}
+        reactants = [m for m in ex.mols for _ in range(-nu[m])]
+        return nu, reactants, [m for m in ex.mols if nu[m] == 0]
+
+    def edit_products(self, bags: Sequence[tuple[list[str], list[str]]]) -> list[list[tuple[list[str], float]]]:
+        """Ranked new-product sets (input copies kept: the algebra counts them as products already present)."""
+        from .smiles_products import new_products_for_bags
+
+        return new_products_for_bags(
+            bags, self.settings.edit_beam, checkpoint=self.edit, drop_input_copies=False, cache=self.edit_cache
+        )
+
+    def _decode_with_edits(
+        self,
+        ex: BagExample,
+        hyps: list[tuple[float, tuple[int, ...]]],
+        beam: int,
+        scorer: Any,
+        rule: str = "bayes",
+    ) -> list[Hypothesis]:
+        """Role hypotheses (most likely first) x the edit decoder's product sets; the score adds both
+        log-probabilities. Stops at the first hypothesis that yields a balanced, plausible decoding."""
+        decs: list[Hypothesis] = []
+        weigh = self.weigh_evidence(ex, rule)
+        seen: set[tuple[str, ...]] = set()
+        for rs, assign in hyps:
+            nu, reactants, reagents = self.consumed(ex, assign)
+            if not reactants or tuple(reactants) in seen:
+                continue
+            seen.add(tuple(reactants))
+            for prods, es in self.edit_products([(reactants, reagents)])[0]:
+                comps = {m: self._comp(m) for m in [*ex.mols, *prods]}
+                d = decode_bag(
+                    ex.terms, nu, prods, comps, self.repr, ex.vtype, ex.cset, extent_scorer=scorer, extent_rule=rule
+                )
+                d.main_product = self.main_of([m for m in prods if m not in ex.mols])
+                decs.append(Hypothesis(rs + es + (self.evidence(d) if weigh else 0.0), d, tuple(assign)))
+            # Type 1: the first reactant set with an acceptable decoding (further beam entries come from its
+            # other product sets); Type 2: ``edit_role_sets`` reactant sets, weighed by the evidence.
+            if any(self.acceptable(h.decoded) for h in decs) and len(seen) >= (
+                self.settings.edit_role_sets if weigh else 1
+            ):
+                break
+        if not decs:
+            decs.append(Hypothesis(float("-inf"), self.no_reaction(ex, "no product graph from the edit model")))
+        order = sorted(range(len(decs)), key=lambda i: (not self.acceptable(decs[i][1]), -decs[i][0]))
+        return [decs[i] for i in order][: max(beam, 1)]
+
+    def no_reaction(self, ex: BagExample, why: str) -> Decoded:
+        """The source copied unchanged (nothing consumed): balanced, and reported under ``not_covered``."""
+        d = decode_bag(ex.terms, {}, [], {m: self._comp(m) for m in ex.mols}, self.repr, ex.vtype, ex.cset)
+        d.uncovered = [why]
+        return d
+
+    def main_of(self, new: Sequence[str]) -> str | None:
+        """The main product among new molecules: most atoms, then the smallest string (as the labels)."""
+        return min(new, key=lambda m: (-sum(v for k, v in self._comp(m).items() if k != CHARGE_KEY), m), default=None)
+
+    def warm_edit_cache(self, examples: Sequence[BagExample], outs: Sequence[dict[str, Any]]) -> None:
+        """One batched edit-model pass over the reactant sets :meth:`_decode_with_edits` will ask for first."""
+        if self.edit is None:
+            return
+        bags = []
+        for ex, r in zip(examples, outs, strict=True):
+            weigh = self.weigh_evidence(ex, extent_rule_for(ex.terms, self.extent))
+            want = self.settings.edit_role_sets if weigh else 1
+            sets: list[tuple[list[str], list[str]]] = []
+            for _, assign in kbest_assignments(torch.log(r["role_p"].clamp(min=1e-12)), self.settings.balance_beam):
+                _, reactants, reagents = self.consumed(ex, assign)
+                if reactants and all(reactants != s_[0] for s_ in sets):
+                    sets.append((reactants, reagents))
+                if len(sets) >= want:
+                    break
+            bags += sets
+        if bags:
+            self.edit_products(bags)

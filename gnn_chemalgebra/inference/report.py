@@ -1,0 +1,82 @@
+"""The report: a decoded example as the JSON record of ``gnnca predict --json`` and as its text line.
+
+Honest by construction: the roles reported are those of the hypothesis written (each molecule's own most likely
+role is kept under ``best_role``), and a line written without a balanced hypothesis says ``"fallback": true``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from ..algebra.roles import ROLE_NU, role_name
+from ..chem.bag import Term, format_bag
+from ..data.dataset import BagExample, ExtraVocab
+from .decoder import DecodeResult
+
+
+def _naive_terms(ex: BagExample, r: dict[str, Any], new_products: list[tuple[str, int]]) -> list[Term]:
+    """The naive ablation writes its own coefficient heads' choices (no algebra)."""
+    out = [Term(int(k), m) for m, k in zip(ex.mols, r["coef"], strict=False) if k > 0]
+    return out + [Term(int(r["newcoef"]), m) for m, _ in new_products if r["newcoef"] > 0]
+
+
+def build_record(
+    ex: BagExample, r: dict[str, Any], res: DecodeResult, vocab: ExtraVocab, naive: bool = False
+) -> dict[str, Any]:
+    """The JSON record of one example: prediction, per-molecule roles of the chosen hypothesis, extent, beam."""
+    chosen = res.chosen.decoded
+    terms = _naive_terms(ex, r, chosen.new_products) if naive else chosen.terms
+    role_p = r["role_p"]
+    best_j = role_p.argmax(-1).tolist()
+    zero = ROLE_NU.index(0)
+    classes = res.chosen.roles or (zero,) * len(ex.mols)  # the fallback writes every molecule unchanged
+    molecules = []
+    log_joint = 0.0
+    for i, m in enumerate(ex.mols):
+        j = int(classes[i])
+        p = float(role_p[i, j])
+        log_joint += math.log(max(p, 1e-12))
+        nu = int(chosen.nu.get(m, 0))
+        molecules.append(
+            {
+                "mol": m,
+                "role": role_name(nu),
+                "nu": nu,
+                "confidence": round(p, 4),
+                "best_role": role_name(ROLE_NU[int(best_j[i])]),
+                "best_confidence": round(float(role_p[i, best_j[i]]), 4),
+            }
+        )
+    return {
+        "prediction": format_bag(terms),
+        "fallback": res.fallback,
+        "confidence": None if res.fallback else round(math.exp(log_joint), 4),
+        "molecules": molecules,
+        "by_products": {e: round(float(r["extra_p"][vocab.index[e]]), 4) for e in res.vocab_extras},
+        "leftover": res.leftover,
+        "new_products": [m for m, _ in chosen.new_products],
+        "nu": dict(chosen.nu),
+        "main_product": chosen.main_product,
+        "extent": chosen.xi,
+        "extent_rule": res.extent_rule,
+        "extent_candidates": chosen.candidates,
+        "extent_posterior": [round(p, 4) for p in chosen.posterior],
+        "balanced": chosen.balanced and not naive,
+        "not_covered": chosen.uncovered,
+        "beam": [
+            {"prediction": format_bag(d.terms), "logp": round(score, 4), "main_product": d.main_product}
+            for score, d, _ in res.beam
+        ],
+    }
+
+
+def text_line(record: Mapping[str, Any]) -> str:
+    """The plain-text output of one record: the predicted target line in the benchmark format."""
+    return str(record["prediction"])
+
+
+def count_fallbacks(records: Iterable[Mapping[str, Any]]) -> int:
+    """How many records were written without a balanced hypothesis (the source copied, no reaction)."""
+    return sum(1 for r in records if r.get("fallback"))
