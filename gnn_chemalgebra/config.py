@@ -352,7 +352,8 @@ def _build(cls: type, values: dict[str, Any], section: str, source: str | None, 
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for k in values:
         if k not in fields:
-            _unknown(f"{section}.{k}", [f"{section}.{n}" for n in fields], source)
+            of = f" of model.name {values['name']!r}" if section == "model" else ""
+            _unknown(f"{section}.{k}", [f"{section}.{n}" for n in fields], source, of)
     hints = get_type_hints(cls)
     kwargs: dict[str, Any] = {}
     for name, f in fields.items():
@@ -427,11 +428,11 @@ def _bad_choice(key: str, value: Any, choices: tuple, source: str | None) -> Non
     raise InputError(f"{key} must be one of {shown}, got {_short(value)}{hint}", path=source)
 
 
-def _unknown(key: str, valid: list[str], source: str | None) -> None:
+def _unknown(key: str, valid: list[str], source: str | None, of: str = "") -> None:
     close = difflib.get_close_matches(str(key), valid, n=1, cutoff=0.5)
     hint = (
         f" (did you mean {close[0]!r}?)"
         if close
         else f" (valid: {', '.join(valid[:12])}{', ...' if len(valid) > 12 else ''})"
     )
-    raise InputError(f"unknown config key {_short(key)}{hint}", path=source)
+    raise InputError(f"unknown config key {_short(key)}{of}{hint}", path=source)

@@ -67,7 +67,7 @@ def test_unknown_key_in_yaml_is_reported_against_the_file(tmp_path: Path) -> Non
     p.write_text("model:\n  name: gnn\n  hiden: 64\n")
     with pytest.raises(InputError) as err:
         load_config(p)
-    assert str(err.value) == f"{p}: unknown config key 'model.hiden' (did you mean 'model.hidden'?)"
+    assert str(err.value) == f"{p}: unknown config key 'model.hiden' of model.name 'gnn' (did you mean 'model.hidden'?)"
     p.write_text("trian:\n  lr: 0.1\n")
     with pytest.raises(InputError, match="did you mean 'train'"):
         load_config(p)
@@ -151,7 +151,7 @@ VALUES = st.one_of(
 )
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.lists(st.tuples(KEYS, VALUES), min_size=1, max_size=3))
 def test_fuzz_overrides_only_ever_give_one_line(pairs: list[tuple[str, str]]) -> None:
     args: list[str] = []
