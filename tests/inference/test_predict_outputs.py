@@ -140,3 +140,13 @@ def test_package_import_stays_cheap() -> None:
     code = "import sys, gnn_chemalgebra; assert callable(gnn_chemalgebra.load_predictor); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_readme_api_example_runs_as_documented(capsys: pytest.CaptureFixture[str]) -> None:
+    readme = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in readme.split("```python\n")[1:] if "load_predictor" in b).split("```")[0]
+    exec(compile(block, "README.md", "exec"), {})  # noqa: S102 - the README's own example
+    printed = capsys.readouterr().out.splitlines()
+    documented = [ln.split("# ", 1)[1] for ln in block.splitlines() if ln.startswith("print(")]
+    assert printed[:2] == documented[:2]  # the prediction line, then extent / rule / fallback / confidence
+    assert printed[2].startswith(documented[2].rstrip(".]").rstrip(", "))
