@@ -98,8 +98,10 @@ def equation_of(record: Mapping[str, Any]) -> Equation:
         fallback=bool(record.get("fallback")) or not changed,
     )
     parts = [f"line {eq.line}" if eq.line is not None else ""]
-    if eq.fallback:
+    if record.get("fallback"):
         parts.append("no balanced hypothesis: the source is copied (fallback)")
+    elif eq.fallback:
+        parts.append("no reaction predicted: every molecule is unchanged")
     else:
         if record.get("extent") is not None:
             rule = f" ({record['extent_rule']})" if record.get("extent_rule") else ""
