@@ -1,6 +1,6 @@
 """Gold bond-edit labels and the leftover-chain rule, measured on a built dataset (single process).
 
-Usage: python scripts/edit_label_report.py --data built/full --split train [--limit N]
+Usage: python scripts/edit_label_report.py --data built/full --split train [--limit N] [--source uspto_full]
 
 For every base reaction in ``<data>/uspto_bal/reactions-<split>.jsonl``: derive the edit labels from the
 atom-mapped SMILES, apply them to the canonical reactants, and compare the product components with the gold
@@ -54,7 +54,7 @@ def _rexgen_pairs(edits: str) -> set[frozenset[int]]:
     return out
 
 
-def run(path: Path, limit: int | None) -> dict[str, Any]:
+def run(path: Path, limit: int | None, source: str = "all", leftover: bool = True) -> dict[str, Any]:
     causes: Counter = Counter()
     n_changed: Counter = Counter()
     stats: Counter = Counter()
@@ -67,6 +67,8 @@ def run(path: Path, limit: int | None) -> dict[str, Any]:
             if limit is not None and k >= limit:
                 break
             rec = json.loads(line)
+            if source != "all" and (rec.get("source") or {}).get("set", "uspto_mit") != source:
+                continue
             stats["reactions"] += 1
             cause, labels = check_record(rec)
             causes[cause or "ok"] += 1
@@ -84,7 +86,7 @@ def run(path: Path, limit: int | None) -> dict[str, Any]:
                 mapped_frags = rec["mapped"].split(">")[-1].count(".") + 1
                 stats["mapped_product_has_extra_fragments"] += mapped_frags > len(gold_products(rec))
             gold = rec.get("leftover_product")
-            if gold is None:
+            if gold is None or not leftover:
                 continue
             products = gold_products(rec)
             sensitive = _order_sensitive(rec["reactants"], products)
@@ -156,13 +158,17 @@ def main() -> None:
     ap.add_argument("--data", type=Path, required=True, help="a built dataset (gnnca data build --out)")
     ap.add_argument("--split", default="train", choices=("train", "valid", "test"))
     ap.add_argument("--limit", type=int, default=None, help="only the first N reactions")
+    ap.add_argument(
+        "--source", default="all", help="only records of one source: uspto_mit, uspto_full (a --extra build), all"
+    )
+    ap.add_argument("--labels-only", action="store_true", help="skip the (slow) leftover-chain rules")
     args = ap.parse_args()
     path = args.data / "uspto_bal" / f"reactions-{args.split}.jsonl"
     if not path.exists():
         sys.exit(f"no such file: {path}")
-    report = run(path, args.limit)
-    print(markdown(report, args.split))
-    print("JSON " + json.dumps({"split": args.split, **report}, sort_keys=True))
+    report = run(path, args.limit, args.source, not args.labels_only)
+    print(markdown(report, f"{args.split} ({args.source})"))
+    print("JSON " + json.dumps({"split": args.split, "source": args.source, **report}, sort_keys=True))
 
 
 if __name__ == "__main__":

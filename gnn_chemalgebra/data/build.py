@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing as mp
 import os
 import platform
 import random
@@ -144,6 +145,34 @@ def _write_variant(out: Path, variant: str, bal: dict[str, list[dict]], seed: in
     return counts
 
 
+_SHARED: dict[str, Any] = {}  # what forked variant writers read instead of receiving it pickled
+
+
+def _write_variants(
+    out: Path, variants: list[str], bal: dict[str, list[dict]], seed: int, n_extra: int, workers: int
+) -> dict[str, dict[str, int]]:
+    """Each variant in its own process when workers allow (they are independent: own seeds, own files).
+
+    The USPTO-BAL records reach the workers by fork, never pickled; only the variant name and its line
+    counts cross the process boundary.
+    """
+    _SHARED.update(out=out, bal=bal, seed=seed, n_extra=n_extra)
+    try:
+        if workers <= 1 or len(variants) <= 1 or "fork" not in mp.get_all_start_methods():
+            it: Iterable[tuple[str, dict[str, int]]] = map(_write_shared_variant, variants)
+            return dict(tqdm(it, total=len(variants), desc="variants", unit="variant", leave=False))
+        with mp.get_context("fork").Pool(min(workers, len(variants))) as pool:
+            it = pool.imap(_write_shared_variant, variants)
+            return dict(tqdm(it, total=len(variants), desc="variants", unit="variant", leave=False))
+    finally:
+        _SHARED.clear()
+
+
+def _write_shared_variant(variant: str) -> tuple[str, dict[str, int]]:
+    s = _SHARED
+    return variant, _write_variant(s["out"], variant, s["bal"], s["seed"], s["n_extra"])
+
+
 def _write_columns(paths: tuple[Path, ...], rows: Iterable[tuple[str, ...]]) -> int:
     """Stream rows into one file per column (line i of each file = row i), each replaced atomically.
 
@@ -277,9 +306,7 @@ def build_all(
         )
 
     n_extra = extra_info["train_reactions"]["extra"] if extra_info else 0
-    variant_counts = {}
-    for variant in tqdm(list(variants), desc="variants", unit="variant", leave=False):
-        variant_counts[variant] = _write_variant(out, variant, bal, seed, n_extra)
+    variant_counts = _write_variants(out, list(variants), bal, seed, n_extra, workers)
 
     files = {p.relative_to(out).as_posix(): file_info(p) for p in _built_files(out)}
     manifest = {

@@ -25,6 +25,7 @@ import lzma
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from functools import lru_cache
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -135,6 +136,19 @@ def _canon(smiles: str) -> tuple[str, Chem.Mol] | None:
     return Chem.MolToSmiles(mol), mol
 
 
+@lru_cache(maxsize=200_000)
+def _canon_str(smiles: str) -> str | None:
+    """Canonical SMILES without maps (cached per worker: solvents, bases and common reactants recur)."""
+    parsed = _canon(smiles)
+    return None if parsed is None else parsed[0]
+
+
+@lru_cache(maxsize=100_000)
+def _mol(canonical: str) -> Chem.Mol:
+    """A parsed canonical SMILES; shared, so callers only read it."""
+    return Chem.MolFromSmiles(canonical)
+
+
 def mit_product_keys_of(line: str) -> list[str]:
     """Overlap keys of every product molecule on one MIT line (a target line, or the product side)."""
     out = []
@@ -159,24 +173,21 @@ def prepare(raw: ExtraRaw) -> dict[str, Any]:
         keys.append(product_key(parsed[1]))
     out: dict[str, Any] = {"keys": keys, "products": products}
     product_maps = set(ATOM_MAP.findall(raw.product))
-    reactants, reagents, mapped_lhs = [], [], []
+    reactants, reagents = [], []
     for frag in raw.reactants.split("."):
-        parsed = _canon(frag)
-        if parsed is None:
+        can = _canon_str(frag)
+        if can is None:
             return {**out, "reason": SKIP_UNPARSABLE_REACTANTS, "detail": frag}
         is_reactant = raw.source == SOURCE_500MT or bool(product_maps.intersection(ATOM_MAP.findall(frag)))
-        (reactants if is_reactant else reagents).append(parsed[0])
-        mapped_lhs.append(frag)
+        (reactants if is_reactant else reagents).append(can)
     for frag in raw.reagents.split(".") if raw.reagents else []:
-        parsed = _canon(frag)
-        if parsed is None:
+        can = _canon_str(frag)
+        if can is None:
             return {**out, "reason": SKIP_UNPARSABLE_REAGENTS, "detail": frag}
-        reagents.append(parsed[0])
+        reagents.append(can)
     if not reactants:
         return {**out, "reason": SKIP_NO_REACTANT, "detail": "no molecule maps into the product"}
     out.update(reactants=reactants, reagents=reagents, key=dedup_key(reactants, products))
-    if raw.source == SOURCE_FULL:
-        out["mapped"] = forward_mapped(mapped_lhs, raw.product)
     return out
 
 
@@ -208,8 +219,8 @@ def finish(item: tuple[ExtraRaw, dict[str, Any]]) -> dict[str, Any]:
     """Pass 2 (workers): USPTO-BAL rules, then (USPTO-full) the edits from the maps must give the product."""
     raw, prep = item
     reactants, reagents, products = list(prep["reactants"]), list(prep["reagents"]), list(prep["products"])
-    r_mols = [Chem.MolFromSmiles(s) for s in reactants]
-    p_mols = [Chem.MolFromSmiles(s) for s in products]
+    r_mols = [_mol(s) for s in reactants]
+    p_mols = [_mol(s) for s in products]
     res = balance_separated({}, reactants, r_mols, reagents, products, p_mols)
     if not res["ok"]:
         return res
@@ -219,7 +230,7 @@ def finish(item: tuple[ExtraRaw, dict[str, Any]]) -> dict[str, Any]:
         "mit_index": None,
         **{k: res[k] for k in ("status", "reactants", "reagents", "products", "leftover_product")},
         "leftover_reactant": res["leftover_reactant"],
-        "mapped": prep.get("mapped"),
+        "mapped": forward_mapped(raw.reactants.split("."), raw.product) if raw.source == SOURCE_FULL else None,
         "edits": None,
         "edits_proc": None,
         "formulas": res["formulas"],

@@ -261,3 +261,26 @@ def test_missing_extra_source_is_one_error_line(tmp_path: Path, source: dict) ->
     res = CliRunner().invoke(app, ["data", "build", "--out", str(tmp_path / "o"), "--source", str(src), "--extra"])
     assert res.exit_code == 2
     assert "uspto_500_mt/uspto_500.csv" in res.output and "Traceback" not in res.output
+
+
+def test_audit_finds_no_overlap_and_catches_a_planted_one(
+    source: dict, builds: dict[str, Path], tmp_path: Path
+) -> None:
+    from gnn_chemalgebra.data.extra_audit import audit_overlap, compare_to_local
+
+    report = audit_overlap(builds["extra"], source["dir"])
+    assert report["problems"] == [] and report["extra_records"] > 0
+    assert report["sidecar"]["smiles_lines_checked"] > 0
+    assert compare_to_local(builds["extra"], builds["local"])["problems"] == []
+    # plant an MIT valid product into an extra record of a copy: the audit names it
+    copy = tmp_path / "copy"
+    (copy / "uspto_bal").mkdir(parents=True)
+    recs = _records(builds["extra"])
+    victim = next(r for r in recs if "source" in r)
+    mit_product = _records(builds["local"], "valid")[0]["products"][0]
+    victim["products"] = [mit_product, *victim["products"][1:]]
+    victim["leftover_product"] = None
+    lines = "\n".join(json.dumps(r) for r in recs) + "\n"
+    (copy / "uspto_bal" / "reactions-train.jsonl").write_text(lines)
+    planted = audit_overlap(copy, source["dir"])["problems"]
+    assert len(planted) == 1 and f"id {victim['id']}" in planted[0]
