@@ -13,6 +13,7 @@ Validation that needs a higher floor (the GNN's whole-line EM needs the predicto
 
 from __future__ import annotations
 
+import difflib
 import json
 import math
 import random
@@ -26,7 +27,7 @@ import numpy as np
 import torch
 
 from ..checkpoint import load_checkpoint, save_checkpoint, versions
-from ..config import Config, TrainConfig
+from ..config import TRAIN_DEFAULTS_BY_MODEL, Config, TrainConfig
 from ..errors import InputError
 from ..io import atomic_write_text
 from . import distributed
@@ -253,9 +254,17 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
             step = int(st["step"])
             log.scalars(tr, step, "train")
             log.scalars(val, step, "val")
-            if monitor.key(val) is None and task.fallback_monitor and monitor.spec != task.fallback_monitor:
-                print(f"[train] train.monitor {monitor.spec!r} is not among the validation metrics "
-                      f"{sorted(val)}: early stopping on {task.fallback_monitor!r}", file=sys.stderr)  # fmt: skip
+            if monitor.key(val) is None and val:
+                missing = [n for n in monitor.names if n not in val] or [monitor.spec]
+                default = TRAIN_DEFAULTS_BY_MODEL.get(cfg.model_name, {}).get("monitor")
+                if not (task.fallback_monitor and monitor.spec == default):
+                    close = difflib.get_close_matches(missing[0], list(val), n=1)
+                    hint = f" (did you mean {close[0]!r}?)" if close else ""
+                    raise InputError(f"train.monitor: {missing[0]!r} is not a validation metric of this model; "
+                                     f"it reports {', '.join(sorted(val))}{hint}")  # fmt: skip
+                print(f"[train] {monitor.spec!r} is not among the validation metrics ({', '.join(sorted(val))}; "
+                      f"the GNN's EM needs the line validator): early stopping on {task.fallback_monitor!r}",
+                      file=sys.stderr)  # fmt: skip
                 monitor = Monitor(task.fallback_monitor)
             key = monitor.key(val)
             improved = key is not None and (st["best_key"] is None or key > tuple(st["best_key"]))

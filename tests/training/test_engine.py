@@ -147,3 +147,10 @@ def test_gnnca_train_trains_the_edit_model_by_name(tmp_path: Path) -> None:
     summary = json.loads((run / "summary.json").read_text())
     assert summary["n_train"] > 0 and [h["epoch"] for h in summary["history"]] == [0, 1]
     assert "exact_edits" in summary["history"][-1]["val"]
+
+
+def test_a_monitor_the_model_does_not_report_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(
+        InputError, match=r"'los' is not a validation metric of this model; it reports loss \(did you mean 'loss'\?\)"
+    ):
+        fit(ToyTask(), _cfg(tmp_path, monitor="los"))
