@@ -96,7 +96,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         training_data: str = typer.Option("local", "--training-data", help="Label of the training data."),
         threads: int = typer.Option(1, "--threads", help="CPU threads per training run."),
         set_: list[str] = typer.Option([], "--set", help="GNN config override key=value (repeatable)."),
-        tf_config: str = typer.Option("configs/transformer_cpu.yaml", "--tf-config", help="Transformer preset."),
+        tf_config: str = typer.Option("configs/transformer_steps.yaml", "--tf-config", help="Transformer preset."),
         tf_steps: int = typer.Option(5000, "--tf-steps", help="Transformer steps (at least the GNN's on the cell)."),
         tf_limit_test: int = typer.Option(2000, "--tf-limit-test", help="Transformer: first N test lines."),
         tf_beam: int = typer.Option(1, "--tf-beam", help="Transformer decoding beam (1 = greedy)."),
@@ -258,5 +258,27 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         typer.echo(ablation_table(rows))
         if json_out is not None:
             atomic_write_json(json_out, {"checkpoint": str(checkpoint), "variant": variant, "rows": rows})
+
+    @bench.command("roles")
+    @wrap
+    def roles_cmd(
+        ctx: typer.Context,
+        checkpoint: Path = typer.Option(
+            Path("gnn_chemalgebra/checkpoints/gnn_default.pt"), "--checkpoint", help="A trained GNN checkpoint."
+        ),
+        built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder."),
+        variants: str = typer.Option("F_T1_x5,F_T2_x1", "--variants", help="Comma-separated variants."),
+        split: str = typer.Option("test_in", "--split", help="Split of each variant."),
+        limit: int = typer.Option(2000, "--limit", help="First N lines of each split (0 = all)."),
+        out: Path = typer.Option(Path("results"), "--out", help="Writes role_metrics.json/.md, role_calibration.png."),
+    ) -> None:
+        """The role head per role (precision / recall / F1, confusion matrix) and its calibration (PNG)."""
+        from .roles import role_report, write_role_report
+
+        log = lambda m: typer.echo(m, err=True)  # noqa: E731
+        res = role_report(checkpoint, built, _split(variants), split, limit or None, log=log)
+        res["command"] = _command(ctx)
+        for path in write_role_report(res, out):
+            typer.echo(path)
 
     return bench

@@ -6,7 +6,8 @@ from typing import Any
 
 
 def train_model(cfg: Any, resume: bool = False) -> dict[str, Any]:
-    """Train the model named by ``model.name`` (gnn, naive, edits, transformer); returns the run's summary."""
-    from ..training.run import train
+    """Train the model named by ``model.name`` (gnn, naive, edits, transformer) as ``gnnca train`` does: the GNN
+    validates whole decoded lines (EM) with the predictor, injected from the inference floor."""
+    from ..inference.validation import train
 
     return train(cfg, resume=resume)

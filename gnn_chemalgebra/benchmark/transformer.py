@@ -30,7 +30,7 @@ TASK_DIRS = {"std": "standard", "cross": "cross"}  # run-folder names of the ear
 class TransformerOptions:
     built: Path
     runs: Path = Path("runs")
-    config: str = "configs/transformer_cpu.yaml"
+    config: str = "configs/transformer_steps.yaml"  # issue 15's protocol: steps, cosine, early stopping on val EM
     steps: int = 5000
     limit_test: int = 2000
     beam: int = 1
