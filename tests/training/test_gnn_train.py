@@ -106,3 +106,16 @@ def test_cli_train_and_predict(toy, tmp_path):
     assert "skipped 1 invalid" in ok.output
     stdin = runner.invoke(app, ["predict", "-", "--checkpoint", ck], input="C2H6O.C2H4O2\n")
     assert stdin.exit_code == 0 and stdin.stdout.strip().startswith("{")
+
+
+def test_resume_inside_an_epoch_matches_an_uninterrupted_run(toy, tmp_path):
+    """Validation every 2 steps (3 per epoch here): a run stopped at step 4, inside epoch 1, resumes exactly."""
+    sets = ("train.epochs=3", "train.eval_every=2", "train.tensorboard=false", "model.dropout=0.1")
+    full = train(_cfg(toy, tmp_path / "full", *sets))
+    part = train(_cfg(toy, tmp_path / "part", *sets, "train.max_steps=4"))
+    assert part["stop_reason"] == "max_steps" and part["epoch"] == 1
+    rest = train(_cfg(toy, tmp_path / "part", *sets), resume=True)
+    assert rest["steps"] == full["steps"] == 9
+    a = load_checkpoint(tmp_path / "full" / "last.pt")["model"]
+    b = load_checkpoint(tmp_path / "part" / "last.pt")["model"]
+    assert all(torch.equal(a[k], b[k]) for k in a)
