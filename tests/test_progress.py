@@ -86,3 +86,22 @@ def test_evaluate_bar_on_a_terminal_only(eval_files: Path) -> None:
     assert rc == 0 and err == ""  # 1,000 lines: no bar
     piped = subprocess.run(args, cwd=eval_files, capture_output=True, text=True, check=True)
     assert piped.stderr == "" and "1200" in piped.stdout  # stderr not a terminal: no bar characters
+
+
+@pytest.mark.integration
+def test_predict_bar_follows_the_same_rule(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """gnnca predict draws its bar through progress.wanted (threshold lowered and a terminal faked here)."""
+    from typer.testing import CliRunner
+
+    from gnn_chemalgebra.cli import app
+
+    src = tmp_path / "in.txt"
+    src.write_text("{2}C7H8.{3}O2\n{1}C6H12O6\n{1}C2H6O.{1}C2H4O2\n")
+    monkeypatch.setattr(progress, "MIN_LINES", 2)
+    monkeypatch.setattr(progress, "_is_terminal", lambda stream: True)
+    shown = CliRunner().invoke(app, ["predict", str(src)])
+    assert shown.exit_code == 0, shown.output
+    assert "predict" in shown.stderr and "/3" in shown.stderr
+    quiet = CliRunner().invoke(app, ["predict", str(src), "--quiet"])
+    assert quiet.exit_code == 0 and "/3" not in quiet.stderr
+    assert quiet.stdout == shown.stdout  # the bar never touches the predictions
