@@ -63,6 +63,7 @@ class GNNModelConfig:
     left_classes: int = _opt(6, lo=1)
     mol_comp_features: bool = True
     mult_features: bool = True  # False: molecule embeddings blind to the coefficient pattern (rank/tie features)
+    product_features: bool = False  # composition evidence: made from other molecules / makes another
     vocab_size: int = _opt(512, lo=1)  # by-product vocabulary
     vocab_min_count: int = _opt(1, lo=1)
     edit_checkpoint: str | None = None  # SMILES: the bond-edit model used to validate whole lines

@@ -17,6 +17,7 @@ from torch_geometric.utils import scatter
 from ..algebra.roles import ROLE_NU
 from ..data.featurize import N_EXTENT_FEATURES
 from .blocks import BAG_MIXERS, SET_ENCODERS, ConvStack, mlp
+from .product_evidence import N_PRODUCT_FEATURES, product_evidence
 
 MODEL_NAMES = ("gnn", "naive")
 
@@ -39,6 +40,9 @@ DEFAULTS: dict[str, Any] = {
     # decision is blind to the coefficient PATTERN too, so the Type-1 and Type-2 lines of one reaction (and a
     # user's own amounts) read alike and the coefficients act only through the exact Type-2 evidence.
     "mult_features": True,
+    # Composition evidence that a molecule is made from others / makes another (models/product_evidence.py):
+    # a product already in the source is what the reactants make, and points at them.
+    "product_features": False,
 }
 CHARGE_SHIFT = 2
 
@@ -83,6 +87,7 @@ class BagGNN(nn.Module):
         # each slot classifies the element's count in the product-side leftover (the artificial chain).
         self.left_head = mlp(5 * H + 2, H, hp.get("left_classes", 6), p)
         self.comp_proj = nn.Linear(hp["comp_dim"] * 2, H) if hp.get("mol_comp_features", False) else None
+        self.prod_proj = nn.Linear(N_PRODUCT_FEATURES, H) if hp.get("product_features", False) else None
         self.naive = hp["name"] == "naive"
         if self.naive:
             self.raw = nn.Linear(hp["n_raw"], H)
@@ -104,6 +109,9 @@ class BagGNN(nn.Module):
         mol = self.pool(torch.cat([mean, mx], -1))
         if self.hp.get("mult_features", True):
             mol = mol + self.mult(batch.mol_feat)
+        if self.prod_proj is not None:
+            ev = product_evidence(batch.mol_comp, batch.mol_graph, B, self.charge_index)
+            mol = mol + self.prod_proj(ev.to(mol.dtype))
         if self.comp_proj is not None:
             comp = batch.mol_comp.float()
             bag_comp = scatter(comp.abs(), batch.mol_graph, dim=0, dim_size=B, reduce="sum")[batch.mol_graph]

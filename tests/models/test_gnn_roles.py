@@ -41,3 +41,37 @@ def test_blind_model_keeps_the_same_parameters() -> None:
         set(build_model(model_hparams({"mult_features": f}, feat.settings(), 4)).state_dict()) for f in (True, False)
     ]
     assert keys[0] == keys[1]
+
+
+def evidence(mols: list[list[str]]) -> torch.Tensor:
+    from gnn_chemalgebra.data.featurize import CHARGE_INDEX
+    from gnn_chemalgebra.models.product_evidence import product_evidence
+
+    feat = Featurizer("formula")
+    batch = Batch.from_data_list([feat.bag(b, [1] * len(b), [1] * len(b)) for b in mols])
+    return product_evidence(batch.mol_comp, batch.mol_graph, batch.num_graphs, CHARGE_INDEX)
+
+
+def test_product_evidence_points_at_the_product_and_its_makers() -> None:
+    ev = evidence([MOLS])  # columns: made (exists, ratio), maker (exists, ratio)
+    acid, ethanol, ester, sulfuric = ev.tolist()
+    assert ester[:2] == [1.0, pytest.approx(3 / 14)]  # acid + ethanol - water (3 atoms) over the ester's 14
+    assert ester[1] < acid[1] and ester[1] < ethanol[1]  # the others are covered only loosely (by the ester)
+    assert acid[2:] == ethanol[2:] == [1.0, pytest.approx(3 / 14)]
+    assert sulfuric[:2] == [0.0, 1.0]  # no sulfur elsewhere: made from nothing
+    assert sulfuric[3] > 2 * acid[3]  # only a loose maker (acid + H2SO4 cover ethanol with 6 atoms to spare)
+
+
+def test_product_evidence_batches_bag_by_bag() -> None:
+    other = ["C7H6O2", "CH4O", "C8H8O2", "H2O"]  # methyl benzoate from benzoic acid + methanol
+    both = evidence([MOLS, other])
+    assert torch.allclose(both, torch.cat([evidence([MOLS]), evidence([other])]))
+
+
+def test_product_features_switch_adds_only_their_projection() -> None:
+    feat = Featurizer("formula")
+    keys = [
+        set(build_model(model_hparams({"product_features": f}, feat.settings(), 4)).state_dict()) for f in (False, True)
+    ]
+    assert keys[1] - keys[0] == {"prod_proj.weight", "prod_proj.bias"}
+    assert DEFAULTS["product_features"] is False
