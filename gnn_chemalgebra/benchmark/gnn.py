@@ -21,6 +21,7 @@ from ..config import load_config
 from ..data.dataset import load_examples
 from ..data.layout import variant_props, variant_short
 from ..evaluation.metrics import evaluate_lines
+from ..inference.report import count_fallbacks
 from ..io import atomic_write_json, atomic_write_lines, read_lines
 from .errors import error_counts, main_accuracy
 from .records import LOCAL, METRICS, Record, read_marker, write_marker
@@ -150,8 +151,8 @@ def predict_setting(opts: GnnOptions, variant: str, model: str, run_dir: Path, s
     reports = predict_reports(checkpoint_of(run_dir), exs, opts.beam_smiles if repr_ == "smiles" else 1)
     info: dict[str, Any] = {"n": len(exs), "predict_s": time.perf_counter() - t0}
     info["balanced"] = sum(bool(r.get("balanced")) for r in reports)
-    if any("fallback" in r for r in reports):
-        info["fallback"] = sum(bool(r.get("fallback")) for r in reports)
+    if any("fallback" in r for r in reports):  # lines written without a balanced hypothesis (source copied)
+        info["fallback"] = count_fallbacks(reports)
     lines = [r["prediction"] for r in reports]
     if model == "gnn":
         tgts = [ex.tgt or "" for ex in exs]
