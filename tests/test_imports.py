@@ -43,11 +43,9 @@ FLOORS: dict[str, int] = {
 }
 # Same-floor edges that are allowed (importer, imported); every other same-floor pair must not touch.
 SAME_FLOOR_ALLOWED = {("training", "evaluation")}
-# Known upward edges being removed right now (issue 10: training validates through an injected validator,
-# helper A); reported as xfail while present, so the test turns green by itself once the edge is gone.
-KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("training", "inference"): "training/gnn.py validates with inference.Predictor (engine with injected validator)",
-}
+# Known upward edges being removed (reported as xfail while present, green by itself once gone). Empty since the
+# training engine takes the GNN's line validator injected from inference.validation (issue 10.2).
+KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 TORCH_FREE = ("chem", "algebra")
 TORCH_MODULES = ("torch", "torch_geometric")
 

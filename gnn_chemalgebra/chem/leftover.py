@@ -8,6 +8,7 @@ the measured alternatives, kept for the report that compares them).
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections import Counter
@@ -57,10 +58,17 @@ def _side(smiles: Iterable[str]) -> Counter:
 
 
 def _mol_comp(smiles: str) -> Counter:
+    return Counter(dict(_mol_items(smiles)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _mol_items(smiles: str) -> tuple[tuple[str, int], ...]:
+    """A molecule's labels in RDKit atom order, cached: the SMILES edit beam asks for the same reactants
+    for every candidate (a tuple, so no caller can change the cached value)."""
     mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         raise ChemistryError("RDKit cannot read this SMILES", term=smiles)
-    return mol_composition(mol)
+    return tuple(mol_composition(mol).items())
 
 
 def leftover_sorted_reactants(reactants: Sequence[str], products: Sequence[str]) -> str | None:
