@@ -155,10 +155,21 @@ def evaluate(
 @app.command("balance")
 @friendly_errors
 def balance_cmd(
-    equation: Annotated[str, typer.Argument(help='e.g. "KMnO4 + HCl -> KCl + MnCl2 + H2O + Cl2"')],
+    equation: Annotated[
+        str, typer.Argument(help='e.g. "Cu + HNO3 -> Cu(NO3)2 + NO + H2O" or "Fe3+ + Sn2+ -> Fe2+ + Sn4+"')
+    ],
     repr: Annotated[str, typer.Option("--repr", help="formula or smiles.")] = "formula",
 ) -> None:
-    """Balance an equation exactly (smallest positive integers); leading coefficients are ignored."""
+    """Balance an equation exactly (smallest positive integers); leading coefficients are ignored.
+
+    Species are separated by " + " and the sides by one arrow (->, =>, >>, =, →).
+
+    Formulas in textbook notation: groups Ca3(PO4)2, K4[Fe(CN)6]; hydrates CuSO4*5H2O, CuSO4·5H2O, CuSO4.5H2O.
+
+    Charges Fe+3, Fe3+, SO4^2-, SO4{2-}, SO4-2, NH4+; e- is an electron.
+
+    Digits before a final sign are the charge only after one element or one bracketed group (Fe3+, [Fe(CN)6]4-).
+    """
     from .algebra.balance import balance, parse_equation
     from .errors import BalanceError, InputError
 
