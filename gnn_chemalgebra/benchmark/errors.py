@@ -49,6 +49,11 @@ def error_counts(
     }
 
 
+def _run_folders(variant_dir: Path, run: str) -> list[Path]:
+    """``run`` itself first, then the same run on other training data (``<run>_<label>``)."""
+    return [variant_dir / run, *sorted(variant_dir.glob(f"{run}_*"))] if variant_dir.is_dir() else []
+
+
 def main_topk(wrong: dict[str, int], beam5: bool) -> str:
     """Main-product accuracy over the lines that have a new main product (top-5 only where the beam was 5)."""
     n = wrong.get("has_new_main", 0)
@@ -69,7 +74,8 @@ def main_accuracy(wrong: dict[str, int], repr_: str) -> dict[str, float]:
 
 
 def error_table(runs: Path, run_names: Sequence[tuple[str, Sequence[str]]]) -> str:
-    """Markdown table of every ``errors-<setting>.json`` under ``runs/<variant>/<run>/``."""
+    """Markdown table of every ``errors-<setting>.json`` under ``runs/<variant>/<run>*/``; a run folder with a
+    training-data suffix (``gnn_std_local_extra``) gets its own rows, labelled with it."""
     lines = [
         "# Why the GNN misses (every variant; `errors-<setting>.json` in each run folder)",
         "",
@@ -85,23 +91,25 @@ def error_table(runs: Path, run_names: Sequence[tuple[str, Sequence[str]]]) -> s
     for v in VARIANTS:
         short = variant_short(v)
         for run, settings in run_names:
-            for s in settings:
-                f = runs / short / run / f"errors-{s}.json"
-                if not f.exists():
-                    continue
-                e = json.loads(f.read_text())
-                fc, w = e["first_cause"], e["wrong"]
-                n_all = max(e["n"], 1)
+            for folder in _run_folders(runs / short, run):
+                label = short + (f" ({folder.name.removeprefix(run + '_')})" if folder.name != run else "")
+                for s in settings:
+                    f = folder / f"errors-{s}.json"
+                    if not f.exists():
+                        continue
+                    e = json.loads(f.read_text())
+                    fc, w = e["first_cause"], e["wrong"]
+                    n_all = max(e["n"], 1)
 
-                def pct(k: str, d: dict[str, int], n_all: int = n_all) -> str:
-                    return f"{100.0 * d.get(k, 0) / n_all:.1f}%"
+                    def pct(k: str, d: dict[str, int], n_all: int = n_all) -> str:
+                        return f"{100.0 * d.get(k, 0) / n_all:.1f}%"
 
-                lines.append(
-                    f"| {short} | {s} | {e['n']} | {pct('x', {'x': e['n_fail']})} | {pct('roles', fc)} | "
-                    f"{pct('leftover', fc)} | {pct('main', fc)} | {pct('extent', fc)} | {pct('other', fc)} | "
-                    f"{pct('roles', w)} | {pct('leftover', w)} | {pct('main', w)} | {pct('extent', w)} | "
-                    f"{main_topk(w, short.startswith('S_'))} |"
-                )
+                    lines.append(
+                        f"| {label} | {s} | {e['n']} | {pct('x', {'x': e['n_fail']})} | {pct('roles', fc)} | "
+                        f"{pct('leftover', fc)} | {pct('main', fc)} | {pct('extent', fc)} | {pct('other', fc)} | "
+                        f"{pct('roles', w)} | {pct('leftover', w)} | {pct('main', w)} | {pct('extent', w)} | "
+                        f"{main_topk(w, short.startswith('S_'))} |"
+                    )
     lines += [
         "",
         "SMILES rows: the new main product comes from the bond-edit decoder over the reactants the role head picked "

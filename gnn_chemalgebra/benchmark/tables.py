@@ -59,8 +59,8 @@ def benchmark_table(records: Sequence[Record]) -> str:
         "| Transformer EM | Transformer n | copy EM | T1-shortcut EM | GNN mol JAC/F1 | Transformer mol JAC/F1 "
         "| paper Transformer mol JAC/F1 |"
     )
-    head += "".join(f" {m} ({td}) EM | {m} ({td}) n |" for m, td in extras)
-    lines = [head, "|" + "---|" * (15 + 2 * len(extras))]
+    head += "".join(f" {m} ({td}) EM | {m} ({td}) norm. | {m} ({td}) n |" for m, td in extras)
+    lines = [head, "|" + "---|" * (15 + 3 * len(extras))]
     for variant in VARIANTS:
         v = variant_short(variant)
         for s in TEST_SETTINGS:
@@ -77,7 +77,9 @@ def benchmark_table(records: Sequence[Record]) -> str:
             )
             for pair in extras:
                 r = extra_idx[pair].get((pair[0], v, s))
-                row += f" {_num(r.get('EM') if r else None)} | {n_of(r)} |"
+                c_r = ceiling_for(c, r["n"]) if r else None
+                norm_r = r["EM"] / c_r if r and c_r else None
+                row += f" {_num(r.get('EM') if r else None)} | {_num(norm_r, 3)} | {n_of(r)} |"
             lines.append(row)
     return "\n".join(lines) + "\n"
 

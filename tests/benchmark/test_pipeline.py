@@ -150,3 +150,17 @@ def test_a_larger_step_budget_continues_the_transformer_only(bench):
     tf = [r for r in _records(root, "transformer") if r["variant"] == "F_T1_x1"]
     assert len(tf) == 3 and all(r["steps"] == 12 or r["train"]["stop_reason"] == "early_stopping" for r in tf)
     assert _records(root, "gnn") == gnn
+
+
+def test_other_training_data_sits_beside_the_local_rows(bench):
+    root, _ = bench
+    local = [r for r in _records(root, "gnn") if r.get("training_data") == "local"]
+    extra = ["--stages", "gnn,merge", "--variants", "F_T1_x1", "--tasks", "std", "--training-data", "local+extra"]
+    res = CliRunner().invoke(app, _args(root, *extra))
+    assert res.exit_code == 0, res.output
+    gnn = _records(root, "gnn")
+    assert [r for r in gnn if r.get("training_data") == "local"] == local
+    assert {r["setting"] for r in gnn if r.get("training_data") == "local+extra"} == {"test_in", "test_out"}
+    assert (root / "runs" / "bench" / "F_T1_x1" / "gnn_std_local_extra" / "DONE").exists()
+    assert "gnn (local+extra) EM | gnn (local+extra) norm. | gnn (local+extra) n |" in res.output
+    assert "| F_T1_x1 (local_extra) | test_in | 8 |" in (root / "results" / "gnn_errors.md").read_text()

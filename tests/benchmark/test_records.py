@@ -90,8 +90,8 @@ def test_extra_training_data_adds_columns_without_touching_local_rows():
     base = benchmark_table(records).splitlines()
     extra = _rec("gnn", training_data="local+extra", EM=91.5, n=17822)
     grown = benchmark_table([*records, extra]).splitlines()
-    assert grown[0].endswith("gnn (local+extra) EM | gnn (local+extra) n |")
-    assert grown[2].startswith(base[2]) and grown[2].endswith(" 91.50 | 17,822 |")
+    assert grown[0].endswith("gnn (local+extra) EM | gnn (local+extra) norm. | gnn (local+extra) n |")
+    assert grown[2].startswith(base[2]) and grown[2].endswith(" 91.50 | 0.915 | 17,822 |")
 
 
 def test_readme_table_between_markers(tmp_path):
