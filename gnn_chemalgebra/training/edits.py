@@ -71,18 +71,26 @@ class EditTask(Task):
         self.hp = edit_hparams(dict(vars(cfg.model)), ex.x.size(1), ex.edge_attr.size(1))
         self.model = build_edit_model(self.hp).to(device)
         self.batch_size = cfg.train.batch_size
-        self.loader = DataLoader(self.train_ex, batch_size=self.batch_size, shuffle=True, generator=gen)
+        self.sampler = None  # under torchrun: one seeded permutation per epoch, rank r takes every N-th index
+        if dist_info.enabled:
+            self.sampler = distributed.sampler(self.train_ex, dist_info, cfg.train.seed)
+            self.loader = DataLoader(self.train_ex, batch_size=self.batch_size, sampler=self.sampler)
+        else:
+            self.loader = DataLoader(self.train_ex, batch_size=self.batch_size, shuffle=True, generator=gen)
+        self.net = distributed.wrap(self.model, dist_info, device)
         self.weights = {"nochange": cfg.train.nochange_weight, "prod": cfg.train.prod_weight}
 
     def steps_per_epoch(self) -> int:
         return len(self.loader)
 
     def train_batches(self, epoch: int) -> Iterable[Any]:
+        if self.sampler is not None:
+            self.sampler.set_epoch(epoch)
         return self.loader
 
     def train_step(self, batch: Any) -> tuple[dict[str, torch.Tensor], int]:
         batch = batch.to(self.device)
-        return edit_losses(self.model(batch), batch, self.weights), int(batch.num_graphs)
+        return edit_losses(self.net(batch), batch, self.weights), int(batch.num_graphs)
 
     def validate(self) -> Metrics:
         if not self.val_ex:

@@ -24,6 +24,7 @@ from ..data.tokenize import BOS_ID, EOS_ID, PAD_ID, Vocab, detokenize, get_token
 from ..errors import InputError
 from ..io import atomic_write_lines, read_lines
 from ..models.transformer import Seq2SeqTransformer, build_model, count_parameters
+from . import distributed
 from .device import autocast, select_device
 from .engine import Task, fit
 
@@ -304,7 +305,7 @@ class TransformerTask(Task):
     name = "transformer"
 
     def build(self, cfg: Config, device: torch.device, ck: dict[str, Any] | None, gen: torch.Generator,
-              dist_info: Any) -> None:  # fmt: skip
+              dist_info: distributed.DistInfo) -> None:  # fmt: skip
         d, self.cfg, self.device = cfg.data, cfg, device
         if not d.dir or not d.variant:
             raise InputError("config needs data.dir (built root) and data.variant (e.g. ChemAlgebra_F_T1_x1)")
@@ -324,13 +325,19 @@ class TransformerTask(Task):
         self.train_pairs = encode_pairs(src_tr, tgt_tr, tok, self.vocab, d.max_src_tokens, d.max_tgt_tokens)
         self.valid_pairs = encode_pairs(src_va, tgt_va, tok, self.vocab, d.max_src_tokens, d.max_tgt_tokens)
         self.model = build_model(len(self.vocab), vars(cfg.model)).to(device)
+        self.net = distributed.wrap(self.model, dist_info, device)
+        self.rank, self.world = dist_info.rank, dist_info.world_size
         self.train_tokens = int((ck or {}).get("meta", {}).get("train_tokens", 0))
         t = cfg.train
         self.batch_size, self.batch_tokens, self.seed = t.batch_size, t.batch_tokens, t.seed
         self.label_smoothing, self.amp = t.label_smoothing, t.amp
 
     def _batches(self, epoch: int) -> list[list[int]]:
-        return make_batches(self.train_pairs, self.batch_size, self.batch_tokens, self.seed, epoch)
+        """This rank's batches: under torchrun rank r takes every N-th (all ranks the same count, for DDP)."""
+        batches = make_batches(self.train_pairs, self.batch_size, self.batch_tokens, self.seed, epoch)
+        if self.world == 1:
+            return batches
+        return batches[: len(batches) // self.world * self.world][self.rank :: self.world]
 
     def steps_per_epoch(self) -> int:
         return len(self._batches(0))
@@ -341,7 +348,7 @@ class TransformerTask(Task):
     def train_step(self, batch: Any) -> tuple[dict[str, Tensor], int]:
         src, tgt_in, tgt_out = collate(self.train_pairs, batch, self.device)
         with autocast(self.device, self.amp):
-            logits = self.model(src, tgt_in)
+            logits = self.net(src, tgt_in)
         self.train_tokens += int(tgt_out.ne(PAD_ID).sum()) + int(src.ne(PAD_ID).sum())
         return {"total": seq2seq_loss(logits, tgt_out, self.label_smoothing)}, len(batch)
 
