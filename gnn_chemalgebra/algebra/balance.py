@@ -33,7 +33,7 @@ _ARROW = re.compile(r"\s*(?:->|=>|>>|→|=)\s*")
 _ARROW_SMILES = re.compile(r"\s*(?:->|>>|→)\s*|\s+=\s+")
 _PLUS = re.compile(r"\s+\+\s+")
 _LEADING = re.compile(r"^(\d+)\s*(?=\S)")
-_HYDRATE_DOT = re.compile(r"\s*([*·•⋅])\s*")  # "CuSO4 · 5 H2O" -> "CuSO4·5H2O"
+_HYDRATE_DOT = re.compile(r"\s*([*·•⋅])\s*(\d*)\s*")  # "CuSO4 · 5 H2O" -> "CuSO4·5H2O"
 ELECTRON = ("e-", "e", "e^-", "e{-}", "e⁻", "e−")
 
 
@@ -100,7 +100,7 @@ def _split_side(text: str, repr: Repr) -> tuple[list[str], list[int | None]]:
         raise InputError("an equation side is empty")
     for part in _PLUS.split(text):
         part = part.strip()
-        pieces = part.split(".") if repr == "smiles" else [_HYDRATE_DOT.sub(r"\1", part)]
+        pieces = part.split(".") if repr == "smiles" else [_HYDRATE_DOT.sub(r"\1\2", part)]
         for piece in pieces:
             piece = piece.strip()
             m = _LEADING.match(piece)

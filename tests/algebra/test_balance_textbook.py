@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import Counter
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gnn_chemalgebra.algebra.balance import balance_equation, parse_equation, species_composition
@@ -71,6 +73,7 @@ def test_hydrate_dot_is_not_a_species_separator_for_formulas() -> None:
     assert eq.reactants == ["CuSO4.5H2O"]
     eq = parse_equation("CuSO4 · 5H2O -> CuSO4 + 5 H2O")
     assert eq.reactants == ["CuSO4·5H2O"] and eq.given == [None, None, 5]
+    assert parse_equation("CuSO4 * 5 H2O -> CuSO4 + H2O").reactants == ["CuSO4*5H2O"]
 
 
 def test_monatomic_charge_reads_as_textbook() -> None:
@@ -110,3 +113,20 @@ def test_cli_balance_bad_formula_is_one_line() -> None:
     assert out.exit_code == 2
     lines = out.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("gnnca: error:") and "closed by ']'" in lines[0]
+
+
+_PIECES = st.sampled_from(
+    ["Cu", "(NO3)2", "[Fe(CN)6]", "H2O", "*5H2O", "·", ".", "^2-", "{3+}", "+", "-", "3+", "e-", " + ", " -> "]
+    + ["2 ", "(", ")", "]", "Fe", "SO4", "K4", "Ca", "O2", "Cl", "Xx", "=", "→", " "]
+)
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_PIECES, max_size=14).map("".join))
+def test_any_equation_balances_or_is_a_project_error(text: str) -> None:
+    """Arbitrary textbook-ish text: a result, an InputError or a BalanceError, never another exception."""
+    try:
+        res = balance_equation(text)
+    except (InputError, BalanceError):
+        return
+    assert res.coefficients is None or all(k > 0 for k in res.coefficients)
