@@ -238,6 +238,31 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         if not res["mixed_precision_ok"]:
             raise typer.Exit(1)
 
+    @bench.command("memory")
+    @wrap
+    def memory(
+        built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder (training points)."),
+        variant: str = typer.Option("ChemAlgebra_F_T1_x5", "--variant"),
+        build_limits: str = typer.Option(
+            "1000,3000,6000", "--build-limits", help="Reactions per MIT split ('' = none)."
+        ),
+        train_lines: str = typer.Option("2000,6000,12000", "--train-lines", help="Training lines per point."),
+        lazy: bool = typer.Option(False, "--lazy", help="Train with data.lazy=true (bags featurised on access)."),
+        config: str = typer.Option("configs/gnn_cpu.yaml", "--config", help="GNN preset."),
+        json_out: Path = typer.Option(None, "--json", help="Also write the measurements here."),
+    ) -> None:
+        """Peak memory of the builder and of one training epoch at several sizes, extrapolated to the paper's."""
+        from ..io import atomic_write_json
+        from .memory import measure_memory, memory_table
+
+        res = measure_memory(
+            built, variant, [int(x) for x in _split(build_limits)], [int(x) for x in _split(train_lines)], lazy,
+            config, log=lambda m: typer.echo(m, err=True),
+        )  # fmt: skip
+        typer.echo(memory_table(res))
+        if json_out is not None:
+            atomic_write_json(json_out, res)
+
     @bench.command("decode-ablation")
     @wrap
     def decode_ablation_cmd(

@@ -1,4 +1,4 @@
-"""``gnnca bench speed`` and ``gnnca bench gpu`` on a toy variant: the models train and predict, rates come out."""
+"""``gnnca bench speed``, ``gpu`` and ``memory`` on a toy variant: the models train and predict, figures come out."""
 
 from __future__ import annotations
 
@@ -49,3 +49,15 @@ def test_gpu_check_runs_its_cpu_row(tmp_path):
     data = json.loads(out.read_text())
     assert data["rows"][-1]["device"] == "cpu" and data["rows"][-1]["reactions_per_s"] > 0
     assert "| cpu | False |" in res.output
+
+
+@pytest.mark.integration
+def test_memory_points_and_extrapolation(tmp_path):
+    write_toy_variant(tmp_path / "built", "ChemAlgebra_F_T1_x1", {"train": 16, "valid": 4})
+    args = ["bench", "memory", "--built", str(tmp_path / "built"), "--variant", "ChemAlgebra_F_T1_x1"]
+    args += ["--build-limits", "", "--train-lines", "8,16", "--config", "configs/gnn_tiny.yaml"]
+    res = CliRunner().invoke(app, [*args, "--json", str(tmp_path / "m.json")])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "m.json").read_text())
+    assert [p["lines"] for p in data["train"]] == [8, 16] and all(p["peak_rss_mib"] > 50 for p in data["train"])
+    assert "train_extrapolated_mib_905175" in data and "| epoch, extrapolated (+" in res.output
