@@ -311,8 +311,7 @@ def predict_cmd(
 ) -> None:
     """Predict balanced target lines (benchmark format) for reactions with or without coefficients.
 
-    A line that no hypothesis balances is written unchanged (no reaction); such fallbacks are counted on stderr
-    and marked "fallback": true in --json."""
+    Lines that no hypothesis balances are written unchanged, marked "fallback": true in --json, counted on stderr."""
     import json
 
     from .chem.bagfile import read_reaction_lines

@@ -60,22 +60,27 @@ def kbest_assignments(logp: torch.Tensor, k: int) -> list[tuple[float, tuple[int
 
 class Hypothesis(NamedTuple):
     """One decoded hypothesis: its score (network log-probabilities, plus the Type-2 evidence when weighed), the
-    exact decoding, and the role-head class per input molecule (``None``: the no-reaction fallback)."""
+    exact decoding, the role-head class per input molecule (``None``: the no-reaction fallback), and the
+    by-products it wrote besides the main product (the leftover option, vocabulary by-products, or the edit
+    model's other new products)."""
 
     score: float
     decoded: Decoded
     roles: tuple[int, ...] | None = None
+    extras: tuple[str, ...] = ()
 
 
 @dataclass
 class DecodeResult:
-    """The beam (best first), the hypothesis written (``chosen``; the source copied when ``fallback``), the
-    by-products and leftover the heads proposed, and the extent rule used."""
+    """The beam (best first), the hypothesis written (``chosen``; the source copied when ``fallback``), the extent
+    rule used, how by-products were proposed (``mode``: ``leftover`` head, ``vocab`` head or ``edit`` model), and
+    what the heads proposed on their own (confident vocabulary by-products, the top leftover)."""
 
     beam: list[Hypothesis]
     chosen: Hypothesis
     fallback: bool
     extent_rule: str
+    mode: str = "vocab"
     vocab_extras: list[str] = field(default_factory=list)
     leftover: str | None = None
 
@@ -216,7 +221,8 @@ class Decoder:
         if not best.decoded.balanced:  # every written line balances: without a balanced hypothesis, no reaction
             why = "no balanced hypothesis (" + "; ".join(best.decoded.uncovered) + ")"
             chosen = Hypothesis(best.score, self.no_reaction(ex, why), None)
-        return DecodeResult(ranked, chosen, fallback, rule, vocab_extras, left)
+        mode = "edit" if self.edit is not None else "leftover" if left_cands else "vocab"
+        return DecodeResult(ranked, chosen, fallback, rule, mode, vocab_extras, left)
 
     def _decode_roles(
         self,
@@ -255,7 +261,7 @@ class Decoder:
                 extent_scorer=scorer,
                 extent_rule=rule,
             )
-            decs.append(Hypothesis(score + self.evidence(d) if weigh else score, d, tuple(assign)))
+            decs.append(Hypothesis(score + self.evidence(d) if weigh else score, d, tuple(assign), tuple(ex_try)))
             n_bal += self.acceptable(d)
             if n_bal >= max(beam, 1) and not weigh:
                 break
@@ -307,7 +313,8 @@ class Decoder:
                     ex.terms, nu, prods, comps, self.repr, ex.vtype, ex.cset, extent_scorer=scorer, extent_rule=rule
                 )
                 d.main_product = self.main_of([m for m in prods if m not in ex.mols])
-                decs.append(Hypothesis(rs + es + (self.evidence(d) if weigh else 0.0), d, tuple(assign)))
+                others = tuple(m for m in prods if m not in ex.mols and m != d.main_product)
+                decs.append(Hypothesis(rs + es + (self.evidence(d) if weigh else 0.0), d, tuple(assign), others))
             # Type 1: the first reactant set with an acceptable decoding (further beam entries come from its
             # other product sets); Type 2: ``edit_role_sets`` reactant sets, weighed by the evidence.
             if any(self.acceptable(h.decoded) for h in decs) and len(seen) >= (

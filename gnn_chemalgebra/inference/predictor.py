@@ -8,6 +8,7 @@ section (:class:`~gnn_chemalgebra.config.DecodeConfig`), so a checkpoint predict
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -39,7 +40,7 @@ class Predictor:
         settings: DecodeConfig | None = None,
         extent: str = "auto",
     ) -> None:
-        settings = settings or DecodeConfig()
+        settings = dataclasses.replace(settings or DecodeConfig())
         if edit_beam is not None:
             settings.edit_beam = edit_beam
         self.runner = ModelRunner(model, feat, vocab, vtype, device)

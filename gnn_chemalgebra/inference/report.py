@@ -1,7 +1,8 @@
 """The report: a decoded example as the JSON record of ``gnnca predict --json`` and as its text line.
 
-Honest by construction: the roles reported are those of the hypothesis written (each molecule's own most likely
-role is kept under ``best_role``), and a line written without a balanced hypothesis says ``"fallback": true``.
+Honest by construction: the roles, by-products and leftover reported are those of the hypothesis written (each
+molecule's own most likely role is kept under ``best_role``, the heads' own proposals under ``best_by_products`` /
+``best_leftover``), and a line written without a balanced hypothesis says ``"fallback": true``.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ def build_record(
 ) -> dict[str, Any]:
     """The JSON record of one example: prediction, per-molecule roles of the chosen hypothesis, extent, beam."""
     chosen = res.chosen.decoded
+    used, vocab_mode = res.chosen.extras, res.mode == "vocab"
     terms = _naive_terms(ex, r, chosen.new_products) if naive else chosen.terms
     role_p = r["role_p"]
     best_j = role_p.argmax(-1).tolist()
@@ -54,8 +56,11 @@ def build_record(
         "fallback": res.fallback,
         "confidence": None if res.fallback else round(math.exp(log_joint), 4),
         "molecules": molecules,
-        "by_products": {e: round(float(r["extra_p"][vocab.index[e]]), 4) for e in res.vocab_extras},
-        "leftover": res.leftover,
+        # what the chosen hypothesis wrote besides the main product; the heads' own proposals under best_*
+        "by_products": {e: round(float(r["extra_p"][vocab.index[e]]), 4) for e in used} if vocab_mode else {},
+        "leftover": None if vocab_mode or not used else used[0],
+        "best_by_products": {e: round(float(r["extra_p"][vocab.index[e]]), 4) for e in res.vocab_extras},
+        "best_leftover": res.leftover,
         "new_products": [m for m, _ in chosen.new_products],
         "nu": dict(chosen.nu),
         "main_product": chosen.main_product,
@@ -66,8 +71,12 @@ def build_record(
         "balanced": chosen.balanced and not naive,
         "not_covered": chosen.uncovered,
         "beam": [
-            {"prediction": format_bag(d.terms), "logp": round(score, 4), "main_product": d.main_product}
-            for score, d, _ in res.beam
+            {
+                "prediction": format_bag(h.decoded.terms),
+                "logp": round(h.score, 4),
+                "main_product": h.decoded.main_product,
+            }
+            for h in res.beam
         ],
     }
 

@@ -160,21 +160,3 @@ def predict_lines(
         skip_invalid=skip_invalid,
     )
 
-
-def draw_reactions(records: list[dict[str, Any]], path: Path, repr: str) -> list[Path]:
-    """One PNG per reaction (``out.png``, or ``out_<line>.png`` when there are several)."""
-    if repr != "smiles":
-        raise InputError("--draw needs a SMILES checkpoint (formulas have no structure to draw)")
-    from rdkit.Chem import AllChem, Draw
-
-    written = []
-    for r in records:
-        lhs = ".".join(t.split("}", 1)[1] for t in r["source"].split("."))
-        rhs = ".".join(t.split("}", 1)[1] for t in r["prediction"].split(".") if "}" in t)
-        rxn = AllChem.ReactionFromSmarts(f"{lhs}>>{rhs}", useSmiles=True)
-        img = Draw.ReactionToImage(rxn, subImgSize=(250, 200))
-        out = path if len(records) == 1 else path.with_name(f"{path.stem}_{r['line']}{path.suffix}")
-        out.parent.mkdir(parents=True, exist_ok=True)
-        img.save(str(out))
-        written.append(out)
-    return written

@@ -66,6 +66,8 @@ def test_json_roles_are_those_of_the_chosen_hypothesis() -> None:
             assert m["nu"] == rec["nu"].get(m["mol"], 0) and m["role"] == role_name(m["nu"])
             assert m["best_role"] in ("reactant", "reagent", "product") and 0 <= m["best_confidence"] <= 1
         assert {m["role"] for m in rec["molecules"]} >= {"reactant"}
+        # the leftover reported is the one written (not the head's own top candidate, which is best_leftover)
+        assert rec["leftover"] is None or rec["leftover"] in rec["new_products"] or rec["nu"].get(rec["leftover"])
 
 
 def test_a_line_without_balanced_hypothesis_is_marked_and_counted() -> None:

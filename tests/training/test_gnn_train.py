@@ -94,7 +94,7 @@ def test_cli_train_and_predict(toy, tmp_path):
     assert res.exit_code == 0, res.output
     ck = str(run_dir / "last.pt")
     inp = tmp_path / "in.txt"
-    inp.write_text("{2}C2H6O.{2}C2H4O2.{2}H2O4S\nCCO.CC(=O)O>OS(=O)(=O)O>\n{x}H2O\n")
+    inp.write_text("{2}C2H6O.{2}C2H4O2.{2}H2O4S\n{1}C2H6O.{1}C2H4O2\n{x}H2O\n")
     bad = runner.invoke(app, ["predict", str(inp), "--checkpoint", ck])
     assert bad.exit_code == 2
     assert f"gnnca: error: {inp}:3:" in bad.output
@@ -106,6 +106,11 @@ def test_cli_train_and_predict(toy, tmp_path):
     assert "skipped 1 invalid" in ok.output
     stdin = runner.invoke(app, ["predict", "-", "--checkpoint", ck], input="C2H6O.C2H4O2\n")
     assert stdin.exit_code == 0 and stdin.stdout.strip().startswith("{")
+    # reaction SMILES for a formula checkpoint are turned into formulas; SMILES and formulas in one input are refused
+    rxn = runner.invoke(app, ["predict", "-", "--checkpoint", ck], input="CCO.CC(=O)O>OS(=O)(=O)O>\n")
+    assert rxn.exit_code == 0 and rxn.stdout.startswith("{") and "(" not in rxn.stdout  # formulas, no SMILES
+    mixed = runner.invoke(app, ["predict", "-", "--checkpoint", ck], input="C2H6O.C2H4O2\nCCO.CC(=O)O>>\n")
+    assert mixed.exit_code == 2 and "<stdin>:1:" in mixed.output and "mixed representations" in mixed.output
 
 
 def test_resume_inside_an_epoch_matches_an_uninterrupted_run(toy, tmp_path):
