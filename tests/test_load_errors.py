@@ -131,3 +131,11 @@ def test_missing_prediction_file_is_one_line(tmp_path: Path) -> None:
     missing = tmp_path / "sub" / "pred.txt"
     result = runner.invoke(app, ["evaluate", "--pred", str(missing), "--tgt", str(tgt), "--repr", "smiles"])
     _one_error_line(result, missing, f"(folder {tmp_path / 'sub'} does not exist)")
+
+
+def test_issue_example_broken_checkpoint_on_stdin(tmp_path: Path) -> None:
+    """Issue 12: `gnnca predict - --checkpoint broken.pt` printed torch's four-line message."""
+    broken = tmp_path / "broken.pt"
+    broken.write_bytes(b"PK\x03\x04 this zip archive was cut short")
+    result = runner.invoke(app, ["predict", "-", "--checkpoint", str(broken)], input="{1}CCO.{1}CC(=O)O\n")
+    _one_error_line(result, broken, "corrupt or truncated PyTorch checkpoint")
