@@ -25,7 +25,6 @@ import lzma
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from functools import lru_cache
 from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
@@ -42,6 +41,7 @@ from .uspto import (
     SKIP_UNPARSABLE_PRODUCT,
     SKIP_UNPARSABLE_REACTANTS,
     balance_separated,
+    canonical_fragment,
 )
 
 SOURCE_500MT = "uspto_500_mt"
@@ -54,6 +54,7 @@ SOURCE_FILES: tuple[tuple[str, str, str], ...] = (
     (SOURCE_FULL, "uspto_full_gln_valtest", "uspto_testT.csv"),
 )
 SKIP_UNPARSABLE_REAGENTS = "unparsable_reagents"
+SKIP_RDKIT_ERROR = "rdkit_error"
 REMOVED_OVERLAP = "overlap_mit_valid_test_product"
 REMOVED_DUP_EXTRA = "duplicate_within_extra"
 REMOVED_DUP_LOCAL = "duplicate_of_local_train"
@@ -127,34 +128,20 @@ def product_key(mol: Chem.Mol) -> str:
     return Chem.MolToSmiles(m, isomericSmiles=False)
 
 
-def _canon(smiles: str) -> tuple[str, Chem.Mol] | None:
-    mol = Chem.MolFromSmiles(smiles) if smiles else None
-    if mol is None:
-        return None
-    for a in mol.GetAtoms():
-        a.SetAtomMapNum(0)
-    return Chem.MolToSmiles(mol), mol
-
-
-@lru_cache(maxsize=200_000)
 def _canon_str(smiles: str) -> str | None:
-    """Canonical SMILES without maps (cached per worker: solvents, bases and common reactants recur)."""
-    parsed = _canon(smiles)
-    return None if parsed is None else parsed[0]
-
-
-@lru_cache(maxsize=100_000)
-def _mol(canonical: str) -> Chem.Mol:
-    """A parsed canonical SMILES; shared, so callers only read it."""
-    return Chem.MolFromSmiles(canonical)
+    """Canonical SMILES without maps, as USPTO-MIT's fragments get it (cached per worker)."""
+    return canonical_fragment(smiles) if smiles else None
 
 
 def mit_product_keys_of(line: str) -> list[str]:
     """Overlap keys of every product molecule on one MIT line (a target line, or the product side)."""
     out = []
     for frag in line.split("."):
-        mol = Chem.MolFromSmiles(frag) if frag else None
-        out.append(product_key(mol) if mol is not None else ATOM_MAP.sub("]", frag))
+        try:
+            mol = Chem.MolFromSmiles(frag) if frag else None
+            out.append(product_key(mol) if mol is not None else ATOM_MAP.sub("]", frag))
+        except Exception:  # noqa: BLE001 - keep the raw string as its key
+            out.append(ATOM_MAP.sub("]", frag))
     return out
 
 
@@ -162,15 +149,23 @@ def prepare(raw: ExtraRaw) -> dict[str, Any]:
     """Pass 1 (workers): canonical molecules, the separation into reactants/reagents, the overlap keys.
 
     USPTO-500-MT names its reactants; in USPTO-full a reactant is a molecule with an atom map that appears
-    in the product (the USPTO-MIT rule), the others are reagents.
+    in the product (the USPTO-MIT rule), the others are reagents. Never raises: an RDKit failure on an odd
+    molecule drops the row with the reason ``rdkit_error``.
     """
+    try:
+        return _prepare(raw)
+    except Exception as exc:  # noqa: BLE001 - one odd row must not stop a build of 336k
+        return {"reason": SKIP_RDKIT_ERROR, "detail": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def _prepare(raw: ExtraRaw) -> dict[str, Any]:
     products, keys = [], []
     for frag in raw.product.split("."):
-        parsed = _canon(frag)
-        if parsed is None:
+        can = _canon_str(frag)
+        if can is None:
             return {"reason": SKIP_UNPARSABLE_PRODUCT, "detail": frag}
-        products.append(parsed[0])
-        keys.append(product_key(parsed[1]))
+        products.append(can)
+        keys.append(product_key(Chem.MolFromSmiles(can)))
     out: dict[str, Any] = {"keys": keys, "products": products}
     product_maps = set(ATOM_MAP.findall(raw.product))
     reactants, reagents = [], []
@@ -217,11 +212,15 @@ def forward_mapped(lhs_fragments: list[str], product: str) -> str:
 
 def finish(item: tuple[ExtraRaw, dict[str, Any]]) -> dict[str, Any]:
     """Pass 2 (workers): USPTO-BAL rules, then (USPTO-full) the edits from the maps must give the product."""
-    raw, prep = item
+    try:
+        return _finish(*item)
+    except Exception as exc:  # noqa: BLE001 - as in prepare()
+        return {"ok": False, "reason": SKIP_RDKIT_ERROR, "detail": f"{type(exc).__name__}: {exc}"[:300]}
+
+
+def _finish(raw: ExtraRaw, prep: dict[str, Any]) -> dict[str, Any]:
     reactants, reagents, products = list(prep["reactants"]), list(prep["reagents"]), list(prep["products"])
-    r_mols = [_mol(s) for s in reactants]
-    p_mols = [_mol(s) for s in products]
-    res = balance_separated({}, reactants, r_mols, reagents, products, p_mols)
+    res = balance_separated({}, reactants, reagents, products)
     if not res["ok"]:
         return res
     rec = {

@@ -19,7 +19,6 @@ from rdkit.Chem import rdMolDescriptors
 
 from ..chem.composition import mol_composition
 from ..chem.leftover import leftover_molecule
-from ..chem.smiles import strip_atom_maps
 from ..errors import InputError
 
 ATOM_MAP = re.compile(r":(\d+)\]")
@@ -90,22 +89,35 @@ def read_split(source: Path, split: str, limit: int | None = None) -> list[RawRe
     return out
 
 
-def _canon_fragment(smiles: str) -> tuple[str, Chem.Mol] | None:
+def canonical_fragment(smiles: str) -> str | None:
+    """Canonical SMILES of a (mapped) fragment without its atom maps, or ``None`` if RDKit refuses it.
+
+    The map numbers are removed from the string (``[CH3:4]`` -> ``[CH3]``, the same bracket atom), so the
+    many recurring solvents, bases and salts, mapped differently in every reaction, hit one cache entry.
+    """
+    return _canon_unmapped(ATOM_MAP.sub("]", smiles))
+
+
+@lru_cache(maxsize=200_000)
+def _canon_unmapped(smiles: str) -> str | None:
     mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         return None
-    can = Chem.MolToSmiles(strip_atom_maps(mol))
-    mol2 = Chem.MolFromSmiles(can)
-    if mol2 is None:
-        return None
-    return can, mol2
+    can = Chem.MolToSmiles(mol)
+    return can if Chem.MolFromSmiles(can) is not None else None
 
 
-def _side_composition(mols: list[Chem.Mol]) -> Counter:
+@lru_cache(maxsize=200_000)
+def _composition(canonical: str) -> Counter:
+    """Composition of a canonical SMILES (cached; callers only read it)."""
+    return mol_composition(Chem.MolFromSmiles(canonical))
+
+
+def _side_composition(smiles: list[str]) -> Counter:
     """Atoms of a side in the order the generator met them: molecule by molecule, H appended per molecule."""
     total: Counter = Counter()
-    for m in mols:
-        total.update(mol_composition(m))
+    for s in smiles:
+        total.update(_composition(s))
     return total
 
 
@@ -118,15 +130,12 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
     product_maps = set(ATOM_MAP.findall(rhs))
     reactants: list[str] = []
     reagents: list[str] = []
-    r_mols: list[Chem.Mol] = []
     for frag in lhs.split("."):
-        parsed = _canon_fragment(frag)
-        if parsed is None:
+        can = canonical_fragment(frag)
+        if can is None:
             return {**base, "ok": False, "reason": SKIP_UNPARSABLE_REACTANTS, "detail": frag}
-        can, mol = parsed
         if product_maps.intersection(ATOM_MAP.findall(frag)):
             reactants.append(can)
-            r_mols.append(mol)
         else:
             reagents.append(can)
     if not reactants:
@@ -137,40 +146,33 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
             "detail": "no fragment maps into the product",
         }
     products: list[str] = []
-    p_mols: list[Chem.Mol] = []
     for frag in raw.target.split("."):
-        parsed = _canon_fragment(frag)
-        if parsed is None:
+        can = canonical_fragment(frag)
+        if can is None:
             return {**base, "ok": False, "reason": SKIP_UNPARSABLE_PRODUCT, "detail": frag}
-        products.append(parsed[0])
-        p_mols.append(parsed[1])
+        products.append(can)
 
     separated = {
         "separated_src": ".".join(reactants) + ">" + ".".join(reagents),
         "separated_tgt": ".".join(products),
     }
-    res = balance_separated({**base, **separated}, reactants, r_mols, reagents, products, p_mols)
+    res = balance_separated({**base, **separated}, reactants, reagents, products)
     if res["ok"]:
         res.update({"mapped": raw.mapped, "edits": raw.edits, "edits_proc": raw.edits_proc})
     return res
 
 
 def balance_separated(
-    base: dict[str, Any],
-    reactants: list[str],
-    r_mols: list[Chem.Mol],
-    reagents: list[str],
-    products: list[str],
-    p_mols: list[Chem.Mol],
+    base: dict[str, Any], reactants: list[str], reagents: list[str], products: list[str]
 ) -> dict[str, Any]:
-    """The USPTO-BAL rules on a separated reaction (canonical SMILES and their molecules, side by side).
+    """The USPTO-BAL rules on a separated reaction (canonical SMILES that RDKit re-reads).
 
     Shared by USPTO-MIT and the extra sources so that both follow one rule set. The lists are extended in
     place by the leftover chains. ``formulas`` keeps first-seen order (reactants, reagents, products), so
     the written records do not depend on the process's string-hash seed.
     """
-    r_comp = _side_composition(r_mols)
-    p_comp = _side_composition(p_mols)
+    r_comp = _side_composition(reactants)
+    p_comp = _side_composition(products)
     leftover_p = leftover_r = None
     status = "balanced"
     if r_comp != p_comp:
@@ -192,11 +194,9 @@ def balance_separated(
                 }
         if leftover_p is not None:
             products.append(leftover_p)
-            p_mols.append(Chem.MolFromSmiles(leftover_p))
         if leftover_r is not None:
             reactants.append(leftover_r)
-            r_mols.append(Chem.MolFromSmiles(leftover_r))
-        if _side_composition(r_mols) != _side_composition(p_mols):
+        if _side_composition(reactants) != _side_composition(products):
             return {**base, "ok": False, "reason": SKIP_RECHECK, "detail": ""}
     formulas = {s: _formula(s) for s in dict.fromkeys((*reactants, *reagents, *products))}
     return {
