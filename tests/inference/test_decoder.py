@@ -1,0 +1,104 @@
+"""The decoder and the report without trained weights: the extent rules, fallbacks, honest roles."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from gnn_chemalgebra.algebra.roles import role_name
+from gnn_chemalgebra.chem.bag import Term, format_bag
+from gnn_chemalgebra.chem.molecule import composition
+from gnn_chemalgebra.data.dataset import ExtraVocab, example_from_terms
+from gnn_chemalgebra.data.featurize import Featurizer
+from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.inference.decode import decode_bag
+from gnn_chemalgebra.inference.decoder import extent_rule_for, kbest_assignments
+from gnn_chemalgebra.inference.predictor import Predictor
+from gnn_chemalgebra.inference.report import count_fallbacks
+
+pytestmark = pytest.mark.unit
+
+TINY = {"hidden": 16, "layers": 1, "heads": 2, "dropout": 0.0}
+
+
+@pytest.mark.parametrize(
+    ("coefs", "extent", "rule"),
+    [
+        ((2, 3), "auto", "bayes"),  # could be a benchmark line
+        ((7, 10, 3), "auto", "bayes"),
+        ((20, 35), "auto", "limiting"),  # amounts beyond the benchmark's sets
+        ((2, 3), "limiting", "limiting"),
+        ((20, 35), "bayes", "bayes"),
+    ],
+)
+def test_extent_rule_for(coefs: tuple[int, ...], extent: str, rule: str) -> None:
+    assert extent_rule_for([Term(k, f"M{i}") for i, k in enumerate(coefs)], extent) == rule
+
+
+def test_unknown_extent_rule_is_refused() -> None:
+    with pytest.raises(InputError, match="--extent must be one of"):
+        extent_rule_for([], "maximal")
+
+
+@pytest.mark.parametrize(("vtype", "coefs"), [(1, (2, 3)), (2, (2, 3)), (2, (20, 35)), (1, (7, 4))])
+def test_limiting_consumes_the_limiting_reactant(vtype: int, coefs: tuple[int, int]) -> None:
+    """Acetyl chloride + benzylamine -> amide + HCl: the limiting rule's extent is min(k_acid, k_amine)."""
+    terms = [Term(coefs[0], "C2H3ClO"), Term(coefs[1], "C7H9N")]
+    nu = {"C2H3ClO": -1, "C7H9N": -1}
+    comps = {m: composition(m, "formula") for m in ("C2H3ClO", "C7H9N", "HCl")}
+    d = decode_bag(terms, nu, ["HCl"], comps, "formula", vtype, "in", extent_rule="limiting")
+    xi = min(coefs)
+    assert d.balanced and d.xi == xi and d.main_product == "C9H11NO"
+    out = {t.mol: t.coef for t in d.terms}
+    assert out["C9H11NO"] == out["HCl"] == xi and min(out.get("C2H3ClO", 0), out.get("C7H9N", 0)) == 0
+    assert all(c > 0 for c in out.values())  # no negative (or zero) coefficient is written
+
+
+def test_bayes_rule_is_unchanged_for_benchmark_lines() -> None:
+    terms = [Term(4, "C2H3ClO"), Term(4, "C7H9N")]  # Type 1: every term carries the extent
+    nu = {"C2H3ClO": -1, "C7H9N": -1}
+    comps = {m: composition(m, "formula") for m in ("C2H3ClO", "C7H9N", "HCl")}
+    bayes = decode_bag(terms, nu, ["HCl"], comps, "formula", 1, "in")
+    assert bayes.xi == 4 and format_bag(bayes.terms) == format_bag(
+        decode_bag(terms, nu, ["HCl"], comps, "formula", 1, "in", extent_rule="limiting").terms
+    )
+
+
+def test_kbest_assignments_are_the_most_likely_joint_choices() -> None:
+    logp = torch.log(torch.tensor([[0.6, 0.4], [0.9, 0.1]]))
+    best = kbest_assignments(logp, 3)
+    assert [a for _, a in best] == [(0, 0), (1, 0), (0, 1)]
+
+
+def test_no_balanced_hypothesis_is_a_marked_fallback_with_the_source_copied() -> None:
+    """A SMILES model without an edit model cannot write a new product graph: every reacting hypothesis leaves
+    the main product uncovered, so the line falls back to the source, marked and counted."""
+    pred = Predictor.build(TINY, Featurizer("smiles"), ExtraVocab([]), 1)
+    assert pred.edit is None
+    ex = example_from_terms([Term(2, "CC(=O)Cl"), Term(2, "NCc1ccccc1")], vtype=1)
+    (rec,) = pred.predict([ex], beam=2)
+    assert rec["fallback"] is True and rec["confidence"] is None
+    assert rec["prediction"] == format_bag(ex.terms) and rec["balanced"]
+    assert rec["not_covered"] and rec["not_covered"][0].startswith("no balanced hypothesis")
+    assert [m["nu"] for m in rec["molecules"]] == [0, 0] and {m["role"] for m in rec["molecules"]} == {"reagent"}
+    assert len(rec["beam"]) >= 1 and count_fallbacks([rec, rec]) == 2
+
+
+def test_reported_roles_follow_the_written_line() -> None:
+    pred = Predictor.build(TINY, Featurizer("formula"), ExtraVocab(["HCl"]), 1)
+    ex = example_from_terms([Term(3, "C2H3ClO"), Term(3, "C7H9N"), Term(3, "C6H15N")], vtype=1)
+    (rec,) = pred.predict([ex])
+    for m in rec["molecules"]:
+        assert m["nu"] == rec["nu"].get(m["mol"], 0) and m["role"] == role_name(m["nu"])
+        assert 0 <= m["confidence"] <= 1 and m["best_role"] in ("reactant", "reagent", "product")
+    assert rec["extent_rule"] == "bayes" and isinstance(rec["fallback"], bool)
+
+
+def test_settings_are_settable_through_the_predictor() -> None:
+    pred = Predictor.build(TINY, Featurizer("formula"), ExtraVocab([]), 2)
+    pred.balance_beam, pred.role_evidence = 9, False
+    assert pred.settings.balance_beam == 9 and pred.decoder.settings.role_evidence is False
+    pred.extent = "limiting"
+    assert pred.decoder.extent == "limiting"
+    with pytest.raises(InputError):
+        pred.extent = "most"
