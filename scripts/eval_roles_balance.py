@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
+from gnn_chemalgebra.algebra.roles import ROLE_NU
 from gnn_chemalgebra.data.dataset import load_examples, to_data
-from gnn_chemalgebra.data.featurize import ROLE_NU
 from gnn_chemalgebra.evaluation.metrics import evaluate_lines
 from gnn_chemalgebra.inference.decode import decode_bag
 from gnn_chemalgebra.inference.predictor import Predictor
