@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from ..checkpoint import load_checkpoint
 from ..data.dataset import load_examples, to_data
 from ..data.layout import variant_short
 from ..evaluation.roles import plot_role_calibration, role_metrics, role_metrics_markdown, role_samples
@@ -43,6 +44,7 @@ def role_report(
     from ..inference.predictor import Predictor
 
     predictor = Predictor.from_checkpoint(str(checkpoint))
+    trained_on = (load_checkpoint(str(checkpoint), map_location="cpu").get("meta") or {}).get("variant")
     reports: dict[str, Any] = {}
     for variant in variants:
         long_name = variant if variant.startswith("ChemAlgebra_") else f"ChemAlgebra_{variant}"
@@ -63,7 +65,14 @@ def role_report(
             f"{variant_short(long_name)} {split}: {len(examples)} lines, {m['n_molecules']} molecules, "
             f"{time.perf_counter() - t0:.0f} s"
         )
-    return {"checkpoint": str(checkpoint), "built": str(built), "split": split, "limit": limit, "reports": reports}
+    return {
+        "checkpoint": str(checkpoint),
+        "trained_on": trained_on,
+        "built": str(built),
+        "split": split,
+        "limit": limit,
+        "reports": reports,
+    }
 
 
 def write_role_report(result: dict[str, Any], out: str | Path) -> list[Path]:
@@ -72,7 +81,8 @@ def write_role_report(result: dict[str, Any], out: str | Path) -> list[Path]:
     result = {**result, "command": result.get("command") or shlex.join(["gnnca", *sys.argv[1:]])}
     limit = result["limit"]
     note = (
-        f"Checkpoint `{result['checkpoint']}`, data `{result['built']}`, "
+        f"Checkpoint `{result['checkpoint']}` (trained on {result.get('trained_on') or 'an unrecorded variant'}), "
+        f"data `{result['built']}`, "
         f"{'first ' + format(limit, ',') + ' lines' if limit else 'all lines'} of each split. "
         "Unit: a distinct input molecule. *head*: the role head's most likely class; *decoded*: the class of the "
         "hypothesis the predictor wrote (balance and Type-2 evidence may overrule the head). Roles: reactant "

@@ -168,7 +168,8 @@ def role_metrics_markdown(reports: Mapping[str, Mapping[str, Any]], title: str, 
     if note:
         lines += [note, ""]
     for name, m in reports.items():
-        lines += [f"## {name}", "", f"{m['n_molecules']} molecules (distinct input molecules of the lines).", ""]
+        where = f"{m['lines']} lines ({m.get('fallback_lines', 0)} written as fallback), " if "lines" in m else ""
+        lines += [f"## {name}", "", f"{where}{m['n_molecules']} molecules (distinct input molecules of the lines).", ""]
         sources = [k for k in ("head", "decoded") if k in m]
         header = "| role | " + " | ".join(f"{k} P | {k} R | {k} F1" for k in sources) + " | support |"
         lines += [header, "|---|" + "---|---|---|" * len(sources) + "---|"]
@@ -220,8 +221,8 @@ def plot_role_calibration(reports: Mapping[str, Mapping[str, Any]], path: str | 
         t = c["top_label"]
         for ax in (ax_top, ax_role):
             ax.plot([0, 1], [0, 1], ls="--", color="grey", lw=1, label="perfectly calibrated")
-            ax.set_xlim(0, 1)
-            ax.set_ylim(0, 1.02)
+            ax.set_xlim(-0.02, 1.04)
+            ax.set_ylim(-0.02, 1.04)
             ax.set_xlabel("predicted probability")
             ax.set_ylabel("observed frequency")
             ax.grid(alpha=0.3)
