@@ -66,10 +66,10 @@ class GraphCache:
     """Per-molecule atom graphs and distance matrices, cached by SMILES (molecules repeat across reactions)."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, tuple[dict[str, torch.Tensor], torch.Tensor, list[int]]] = {}
+        self._cache: dict[str, tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]] = {}
 
-    def get(self, smiles: str) -> tuple[dict[str, torch.Tensor], torch.Tensor, list[int]]:
-        """``(smiles_graph, distance matrix, bond classes as a flat n*n list)``."""
+    def get(self, smiles: str) -> tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]:
+        """``(smiles_graph, distance matrix, bond classes as a flat n*n long tensor)``."""
         hit = self._cache.get(smiles)
         if hit is None:
             mol = Chem.MolFromSmiles(smiles)
@@ -77,7 +77,7 @@ class GraphCache:
                 raise EditLabelError("unparsable_mapped_smiles", smiles)
             n = mol.GetNumAtoms()
             dist = torch.as_tensor(Chem.GetDistanceMatrix(mol), dtype=torch.float).view(n, n)
-            cls = [NONE] * (n * n)
+            cls = torch.full((n * n,), NONE, dtype=torch.long)
             for b in mol.GetBonds():
                 i, j = b.GetBeginAtomIdx(), b.GetEndAtomIdx()
                 cls[i * n + j] = cls[j * n + i] = bond_class(b)
@@ -124,7 +124,7 @@ def reaction_graph(
     ii, jj = torch.triu_indices(n_react, n_react, offset=1)
     if max_pairs and ii.numel() > max_pairs:
         ii, jj = _subsample_pairs(ii, jj, mol_of, local, classes, sizes, set(keep_pairs), max_pairs, seed)
-    cur, dcls = _pair_attrs(ii.tolist(), jj.tolist(), mol_of, local, dists, classes, sizes)
+    cur, dcls = _pair_attrs(ii, jj, mol_of, local, dists, classes, sizes)
     return EditData(
         z=torch.cat(zs),
         x=torch.cat([torch.cat(xs), torch.cat(flags).unsqueeze(1)], dim=1),
@@ -135,32 +135,40 @@ def reaction_graph(
         n_react=n_react,
         num_mols=len(reactants) + len(reagents),
         pair_index=torch.stack([ii, jj]).long(),
-        pair_cur=torch.tensor(cur, dtype=torch.long),
-        pair_dist=torch.tensor(dcls, dtype=torch.long),
+        pair_cur=cur,
+        pair_dist=dcls,
         num_nodes=offset,
     )
 
 
 def _pair_attrs(
-    ii: list[int],
-    jj: list[int],
+    ii: torch.Tensor,
+    jj: torch.Tensor,
     mol_of: list[int],
     local: list[int],
     dists: list[torch.Tensor],
-    classes: list[list[int]],
+    classes: list[torch.Tensor],
     sizes: list[int],
-) -> tuple[list[int], list[int]]:
-    cur, dcls = [], []
-    for i, j in zip(ii, jj, strict=True):
-        m = mol_of[i]
-        if m != mol_of[j]:
-            cur.append(NONE)
-            dcls.append(DIST_OTHER_MOL)
-            continue
-        a, b, n = local[i], local[j], sizes[m]
-        cur.append(classes[m][a * n + b])
-        d = float(dists[m][a, b])
-        dcls.append(int(d) if 1 <= d <= 6 else DIST_FAR)
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Current bond class and distance class of every candidate pair, by table look-up over the pairs at once
+    (pairs grow with the square of the reactant atoms): the molecules' n*n tables are laid end to end, and
+    a pair inside molecule ``m`` reads entry ``start[m] + a * n + b``; pairs across molecules get
+    ``NONE`` / ``DIST_OTHER_MOL``."""
+    if ii.numel() == 0:
+        return torch.zeros(0, dtype=torch.long), torch.zeros(0, dtype=torch.long)
+    mol = torch.tensor(mol_of, dtype=torch.long)
+    loc = torch.tensor(local, dtype=torch.long)
+    size = torch.tensor(sizes, dtype=torch.long)
+    start = torch.cumsum(size * size, 0) - size * size
+    cls_flat = torch.cat(classes)
+    d = torch.cat([x.reshape(-1) for x in dists])
+    dist_flat = torch.where((d >= 1) & (d <= 6), d, torch.full_like(d, DIST_FAR)).long()
+    mi, mj = mol[ii], mol[jj]
+    same = mi == mj
+    flat = start[mi] + loc[ii] * size[mi] + loc[jj]
+    flat = torch.where(same, flat, torch.zeros_like(flat))
+    cur = torch.where(same, cls_flat[flat], torch.full_like(flat, NONE))
+    dcls = torch.where(same, dist_flat[flat], torch.full_like(flat, DIST_OTHER_MOL))
     return cur, dcls
 
 
@@ -169,7 +177,7 @@ def _subsample_pairs(
     jj: torch.Tensor,
     mol_of: list[int],
     local: list[int],
-    classes: list[list[int]],
+    classes: list[torch.Tensor],
     sizes: list[int],
     keep: set[tuple[int, int]],
     max_pairs: int,
@@ -177,9 +185,10 @@ def _subsample_pairs(
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Existing bonds + ``keep`` (the gold changes) + a seeded sample of the rest, ``max_pairs`` in all."""
     must, rest = [], []
+    cls = [c.tolist() for c in classes]
     for i, j in zip(ii.tolist(), jj.tolist(), strict=True):
         m = mol_of[i]
-        bonded = m == mol_of[j] and classes[m][local[i] * sizes[m] + local[j]] != NONE
+        bonded = m == mol_of[j] and cls[m][local[i] * sizes[m] + local[j]] != NONE
         (must if bonded or (i, j) in keep else rest).append((i, j))
     rng = random.Random(seed)
     rest = rng.sample(rest, max(0, min(len(rest), max_pairs - len(must))))
@@ -218,26 +227,26 @@ def add_labels(data: EditData, labels: EditLabels) -> EditData:
     n, n_react = int(data.num_nodes), int(data.n_react)
     if sum(labels.n_atoms) != n_react:
         raise EditLabelError("canonical_atom_order_mismatch", "graph and labels disagree on the atom count")
-    pi, pj = data.pair_index.tolist()
-    cur = data.pair_cur.tolist()
-    pos = {(i, j): k for k, (i, j) in enumerate(zip(pi, pj, strict=True))}
-    cur_class = {(i, j): cur[k] for (i, j), k in pos.items()}
-    y = list(cur)
+    pi, pj = data.pair_index
+    # position of pair (i, j) in the candidate list, through a dense n_react x n_react table (-1: not a pair)
+    pos_of = torch.full((n_react * n_react,), -1, dtype=torch.long)
+    pos_of[pi * n_react + pj] = torch.arange(pi.numel())
+    y = data.pair_cur.clone()
+    cur_class: dict[tuple[int, int], int] = {}
     for i, j, c in labels.bonds:
-        k = pos.get((i, j))
-        if k is None:
+        k = int(pos_of[i * n_react + j]) if 0 <= i < n_react and 0 <= j < n_react else -1
+        if k < 0:
             raise EditLabelError("other_mismatch", f"changed pair {(i, j)} not a candidate")
+        cur_class[(i, j)] = int(data.pair_cur[k])
         y[k] = c
     dv = valence_change(labels, cur_class)
-    h_y = torch.full((n,), IGNORE, dtype=torch.long)
-    q_y = torch.full((n,), IGNORE, dtype=torch.long)
-    prod_y = torch.full((n,), IGNORE, dtype=torch.long)
+    pad = [IGNORE] * (n - n_react)  # reagent atoms
     prod = set(labels.product_atoms)
-    for g in range(n_react):
-        h_y[g] = h_residual_class(labels.h_delta.get(g, 0), dv.get(g, 0.0))
-        q_y[g] = max(-Q_MAX, min(Q_MAX, labels.charge_delta.get(g, 0))) + Q_ZERO
-        prod_y[g] = int(g in prod)
-    data.pair_y = torch.tensor(y, dtype=torch.long)
+    h_y = [h_residual_class(labels.h_delta.get(g, 0), dv.get(g, 0.0)) for g in range(n_react)]
+    q_y = [max(-Q_MAX, min(Q_MAX, labels.charge_delta.get(g, 0))) + Q_ZERO for g in range(n_react)]
+    prod_y = [int(g in prod) for g in range(n_react)]
+    h_y, q_y, prod_y = (torch.tensor(v + pad, dtype=torch.long) for v in (h_y, q_y, prod_y))
+    data.pair_y = y
     data.h_y, data.q_y, data.prod_y = h_y, q_y, prod_y
     return data
 

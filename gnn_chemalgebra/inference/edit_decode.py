@@ -182,7 +182,9 @@ def decode_reaction(
     tries = max_tries or 4 * beam
     spare = 2 * tries  # extra tries while nothing valid has been found yet
     r_comp = _composition(reactants) if conserve else None
-    h_count = [a.GetTotalNumHs() for s in reactants for a in Chem.MolFromSmiles(s).GetAtoms()]
+    h_count = [h for s in reactants for h in _h_counts(s)]
+    assign = _Assigner(factors, cur_of)
+    verdicts: dict[tuple, list[str] | None] = {}  # labels -> valid balanced products (None: dropped)
     incident: dict[int, list[int]] = {}
     for k, f in enumerate(factors):
         if f.kind == "pair" and cur_of[f.key] != NONE:
@@ -196,11 +198,11 @@ def decode_reaction(
         if nxt is not None and (not pending or base + nxt[0] >= -pending[0][0]):
             delta, choice = nxt
             nxt = next(states, None)
-            fixed = _repair(factors, choice, cur_of, h_count, incident) if repair else (choice, 0.0)
+            fixed = _repair(factors, choice, cur_of, h_count, incident, assign=assign) if repair else (choice, 0.0)
             if fixed is None:
                 continue
             choice, extra = fixed
-            built = _state_labels(factors, choice, cur_of, n_atoms, n_react, p_prod, h_count)
+            built = _state_labels(factors, choice, cur_of, n_atoms, n_react, p_prod, h_count, assign=assign)
             if built is None:
                 continue
             labels, sel_lp, flip = built
@@ -215,11 +217,13 @@ def decode_reaction(
             neg, _, labels = heapq.heappop(pending)
             score = -neg
         tries -= 1
-        try:
-            products = apply_edits(reactants, labels)
-        except (EditLabelError, RuntimeError, ValueError):
-            continue
-        if not products or (r_comp is not None and not _balances(reactants, products, r_comp)):
+        lkey = _labels_key(labels)
+        if lkey in verdicts:  # another choice gave the same edits: same verdict, no second RDKit pass
+            products = verdicts[lkey]
+        else:
+            products = _verdict(reactants, labels, r_comp)
+            verdicts[lkey] = products
+        if products is None:
             continue
         key = tuple(products)
         if key in seen:
@@ -227,6 +231,34 @@ def decode_reaction(
         seen.add(key)
         results.append(EditCandidate(products, score, labels))
     return results
+
+
+@functools.lru_cache(maxsize=65536)
+def _h_counts(smiles: str) -> tuple[int, ...]:
+    """Hydrogens of every atom of one reactant, cached: a reaction's hypotheses share their reactants."""
+    return tuple(a.GetTotalNumHs() for a in Chem.MolFromSmiles(smiles).GetAtoms())
+
+
+def _labels_key(labels: EditLabels) -> tuple:
+    return (
+        tuple(labels.bonds),
+        tuple(sorted(labels.h_delta.items())),
+        tuple(sorted(labels.charge_delta.items())),
+        tuple(sorted(labels.chiral.items())),
+        tuple(sorted(labels.bond_stereo.items())),
+        tuple(labels.product_atoms),
+    )
+
+
+def _verdict(reactants: Sequence[str], labels: EditLabels, r_comp: Counter | None) -> list[str] | None:
+    """The products of ``labels`` when RDKit accepts them and they balance (``r_comp`` given), else ``None``."""
+    try:
+        products = apply_edits(reactants, labels)
+    except (EditLabelError, RuntimeError, ValueError):
+        return None
+    if not products or (r_comp is not None and not _balances(reactants, products, r_comp)):
+        return None
+    return products
 
 
 @functools.lru_cache(maxsize=65536)
@@ -256,21 +288,35 @@ def _balances(reactants: Sequence[str], products: Sequence[str], r_comp: Counter
         return False
 
 
-def _assign(
-    factors: Sequence[_Factor], choice: dict[int, int], cur_of: dict[tuple[int, int], int]
-) -> tuple[list[tuple[int, int, int]], dict[int, int], dict[int, int]]:
-    """Changed bonds, H-residual classes and charge classes of one joint choice."""
-    bonds, h_cls, q_cls = [], {}, {}
-    for k, f in enumerate(factors):
-        c = f.options[choice.get(k, 0)][0]
+class _Assigner:
+    """Changed bonds, H-residual classes and charge classes of a joint choice: the argmax assignment computed
+    once per reaction, then only the (at most ``n_uncertain`` + repaired) chosen factors overridden."""
+
+    def __init__(self, factors: Sequence[_Factor], cur_of: dict[tuple[int, int], int]) -> None:
+        self.factors, self.cur_of = factors, cur_of
+        self.bonds: dict[tuple[int, int], int] = {}
+        self.h_cls: dict[int, int] = {}
+        self.q_cls: dict[int, int] = {}
+        for f in factors:
+            self._set(f, f.options[0][0], self.bonds, self.h_cls, self.q_cls)
+
+    def _set(self, f: _Factor, c: int, bonds: dict, h_cls: dict, q_cls: dict) -> None:
         if f.kind == "pair":
-            if c != cur_of[f.key]:
-                bonds.append((*f.key, c))
+            if c != self.cur_of[f.key]:
+                bonds[f.key] = c
+            else:
+                bonds.pop(f.key, None)
         elif f.kind == "h":
             h_cls[f.key] = c
         else:
             q_cls[f.key] = c
-    return sorted(bonds), h_cls, q_cls
+
+    def __call__(self, choice: dict[int, int]) -> tuple[list[tuple[int, int, int]], dict[int, int], dict[int, int]]:
+        bonds, h_cls, q_cls = dict(self.bonds), dict(self.h_cls), dict(self.q_cls)
+        for k, o in choice.items():
+            f = self.factors[k]
+            self._set(f, f.options[o][0], bonds, h_cls, q_cls)
+        return sorted((i, j, c) for (i, j), c in bonds.items()), h_cls, q_cls
 
 
 def _repair(
@@ -280,14 +326,16 @@ def _repair(
     h_count: Sequence[int],
     incident: dict[int, list[int]],
     rounds: int = 3,
+    assign: _Assigner | None = None,
 ) -> tuple[dict[int, int], float] | None:
     """Valence repair (rexgen enforces valences too): while an atom would end with negative hydrogens, lower
     the order of its existing bond whose lower-order option costs least. Returns ``(choice, log-prob change)``,
     or ``None`` when no incident bond can give the valence back."""
+    assign = assign or _Assigner(factors, cur_of)
     choice = dict(choice)
     extra = 0.0
     for _ in range(rounds + 1):
-        bonds, h_cls, _ = _assign(factors, choice, cur_of)
+        bonds, h_cls, _ = assign(choice)
         dv = valence_change(EditLabels(n_atoms=[], bonds=bonds), cur_of)
         bad = None
         for g, d in dv.items():
@@ -320,6 +368,7 @@ def _state_labels(
     n_react: int,
     p_prod: list[float],
     h_count: Sequence[int],
+    assign: _Assigner | None = None,
 ) -> tuple[EditLabels, float, tuple[list[int], float, float] | None] | None:
     """Labels of one joint choice, the log-probability of its component selection, and the best flip
     ``(product atoms, vote - 0.5, score change)`` (``None`` when no other selection keeps a product).
@@ -327,7 +376,7 @@ def _state_labels(
     ``None`` when the choice is inconsistent before RDKit sees it (half an aromatic edit, or an atom left
     with fewer than zero hydrogens: a bond formed at an atom without H and nothing broken there), so that
     such choices do not use up the decoder's tries."""
-    bonds, h_cls, q_cls = _assign(factors, choice, cur_of)
+    bonds, h_cls, q_cls = (assign or _Assigner(factors, cur_of))(choice)
     labels = EditLabels(n_atoms=list(n_atoms), bonds=bonds)
     dv = valence_change(labels, cur_of)
     for g in range(n_react):
