@@ -138,7 +138,10 @@ class _Reader:
         return ChemistryError(reason, term=self.formula)
 
     def unexpected(self) -> ChemistryError:
-        return self.fail(f"unexpected character {self.body[self.pos]!r} at position {self.pos}")
+        hint = ""
+        if self.pos == 0 and self.body[0].isdigit() and self.notation == "extended":
+            hint = " (a count before a formula: '.' separates molecules here, so write a hydrate as CuSO4*5H2O)"
+        return self.fail(f"unexpected character {self.body[self.pos]!r} at position {self.pos}{hint}")
 
     def number(self, what: str, zero: str) -> int | None:
         """The digits at the cursor (``None`` when there are none); ``zero`` is the error for a written 0."""

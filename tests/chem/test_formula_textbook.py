@@ -109,6 +109,7 @@ def test_default_notation_is_calcmolformula_only(text: str) -> None:
         ("(" * 25 + "C" + ")" * 25, "textbook", "nested"),
         ("Ca(Xx)2", "textbook", "unknown element symbol 'Xx'"),
         ("2H2O", "textbook", "unexpected character '2'"),
+        ("5H2O", "extended", "write a hydrate as CuSO4*5H2O"),  # what CuSO4.5H2O leaves after the '.' in predict
     ],
 )
 def test_bad_textbook_formula_is_one_clear_error(text: str, notation: str, reason: str) -> None:
