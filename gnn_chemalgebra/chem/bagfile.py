@@ -17,7 +17,7 @@ from typing import NamedTuple, TypeVar
 from ..errors import InputError
 from .bag import Bag, Term, parse_bag
 from .molecule import REPRS, Repr, canonical
-from .smiles import mol_from_smiles, try_canonical, unmapped_canonical
+from .smiles import mol_from_smiles, unmapped_canonical
 
 E = TypeVar("E", bound=InputError)
 
@@ -212,9 +212,17 @@ def _bag_terms(text: str) -> tuple[list[Term], bool]:
     return terms, True
 
 
-def _as_smiles(terms: list[Term]) -> ReactionInput:
-    """Canonical SMILES without atom maps (coefficients kept)."""
-    return ReactionInput([Term(t.coef, unmapped_canonical(mol_from_smiles(t.mol))) for t in terms], "smiles")
+def _smiles_terms(terms: list[Term]) -> tuple[list[str | None], InputError | None]:
+    """Each term's canonical SMILES without atom maps (``None`` where RDKit refuses it) and the first refusal."""
+    out: list[str | None] = []
+    first: InputError | None = None
+    for t in terms:
+        try:
+            out.append(unmapped_canonical(mol_from_smiles(t.mol)))
+        except InputError as err:
+            out.append(None)
+            first = first or err
+    return out, first
 
 
 def _as_formula(terms: list[Term]) -> ReactionInput:
@@ -225,11 +233,11 @@ def read_line(text: str) -> LineReading:
     """Read one line both ways. Raises :class:`InputError` for faults of the line itself (empty, whitespace,
     bag syntax, a malformed reaction SMILES), which no choice of representation repairs."""
     terms, reaction = _bag_terms(text)
-    smiles = formula = s_err = f_err = None
-    try:
-        smiles = _as_smiles(terms)
-    except InputError as err:
-        s_err = err
+    formula = f_err = None
+    canon, s_err = _smiles_terms(terms)
+    smiles = None
+    if s_err is None:
+        smiles = ReactionInput([Term(t.coef, str(c)) for t, c in zip(terms, canon, strict=True)], "smiles")
     if reaction:
         f_err = InputError("a reaction SMILES ('>') is SMILES, not formulas")
         return LineReading(smiles, None, s_err, f_err, False)
@@ -238,7 +246,7 @@ def read_line(text: str) -> LineReading:
     except InputError as err:
         f_err = err
     plausible = formula is not None and all(
-        f.mol == t.mol or try_canonical(t.mol) is None for f, t in zip(formula.terms, terms, strict=True)
+        f.mol == t.mol or c is None for f, t, c in zip(formula.terms, terms, canon, strict=True)
     )
     return LineReading(smiles, formula, s_err, f_err, plausible)
 

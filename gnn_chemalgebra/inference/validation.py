@@ -24,7 +24,8 @@ def predictor_validator(task: Any) -> Callable[[], dict[str, float]]:
     edit = None  # SMILES: validate whole lines, new product graphs included, with the paired bond-edit model
     if task.repr == "smiles" and task.cfg.model.edit_checkpoint:
         edit = load_edit_model(str(task.cfg.model.edit_checkpoint), task.device)
-    pred = Predictor(task.model, task.feat, task.vocab, task.vtype, task.device, edit=edit)
+    # the run's decode section: the checkpoint saves it, so the validated predictor is the one users get
+    pred = Predictor(task.model, task.feat, task.vocab, task.vtype, task.device, edit=edit, settings=task.cfg.decode)
     ds, batch_size = task.val_ds, task.cfg.train.batch_size
     gold = [ex.tgt or "" for ex in ds.examples]
 
