@@ -166,3 +166,21 @@ def test_fuzz_overrides_only_ever_give_one_line(pairs: list[tuple[str, str]]) ->
     else:
         load = parse_config(yaml.safe_load(res.stdout))  # what it printed is a valid config
         assert load.model_name in ("gnn", "naive", "edits", "transformer")
+
+
+def test_unreadable_config_files_are_one_line(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("train:\n  lr: [1,\n  epochs: 3\n")
+    binary = tmp_path / "bin.yaml"
+    binary.write_bytes(b"\xff\xfe\x00\x01")
+    cases = [
+        (bad, "invalid YAML"),
+        (binary, "not a UTF-8"),
+        (tmp_path / "nope.yaml", "not found"),
+        (tmp_path, "folder"),
+    ]
+    for path, reason in cases:
+        res = CliRunner().invoke(app, ["train", "--config", str(path)])
+        lines = res.output.strip().splitlines()
+        assert res.exit_code == 2 and len(lines) == 1, res.output
+        assert lines[0].startswith(f"gnnca: error: {path}: ") and reason in lines[0]
