@@ -255,7 +255,7 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
             log.scalars(tr, step, "train")
             log.scalars(val, step, "val")
             if monitor.key(val) is None and val:
-                missing = [n for n in monitor.names if n not in val] or [monitor.spec]
+                missing = [name for name in monitor.names if name not in val] or [monitor.spec]
                 default = TRAIN_DEFAULTS_BY_MODEL.get(cfg.model_name, {}).get("monitor")
                 if not (task.fallback_monitor and monitor.spec == default):
                     close = difflib.get_close_matches(missing[0], list(val), n=1)
