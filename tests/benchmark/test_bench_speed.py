@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -52,12 +53,29 @@ def test_gpu_check_runs_its_cpu_row(tmp_path):
 
 
 @pytest.mark.integration
-def test_memory_points_and_extrapolation(tmp_path):
+def test_memory_point_in_a_fresh_process(tmp_path):
     write_toy_variant(tmp_path / "built", "ChemAlgebra_F_T1_x1", {"train": 16, "valid": 4})
     args = ["bench", "memory", "--built", str(tmp_path / "built"), "--variant", "ChemAlgebra_F_T1_x1"]
-    args += ["--build-limits", "", "--train-lines", "8,16", "--config", "configs/gnn_tiny.yaml"]
+    args += ["--build-limits", "", "--train-lines", "8", "--config", "configs/gnn_tiny.yaml"]
     res = CliRunner().invoke(app, [*args, "--json", str(tmp_path / "m.json")])
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "m.json").read_text())
-    assert [p["lines"] for p in data["train"]] == [8, 16] and all(p["peak_rss_mib"] > 50 for p in data["train"])
-    assert "train_extrapolated_mib_905175" in data and "| epoch, extrapolated (+" in res.output
+    assert [p["lines"] for p in data["train"]] == [8] and data["train"][0]["peak_rss_mib"] > 50
+    assert (
+        "train_fit" not in data
+        and "| one GNN training epoch (ChemAlgebra_F_T1_x1, in-memory) | 8 lines |" in res.output
+    )
+
+
+@pytest.mark.unit
+def test_memory_extrapolation(monkeypatch):
+    from gnn_chemalgebra.benchmark import memory
+
+    monkeypatch.setattr(
+        memory, "_child", lambda code, *args: 100.0 + 0.01 * int(args[1] if code == memory.BUILD_CHILD else args[2])
+    )
+    res = memory.measure_memory(Path("b"), "V", [1000, 3000], [2000, 4000])
+    assert res["build_fit"] == {"base_mib": 100.0, "mib_per_1k_reactions": 5.0}  # 0.01 MiB per MIT split reaction
+    assert res["train_fit"] == {"base_mib": 100.0, "mib_per_1k_lines": 10.0}
+    assert res["train_extrapolated_mib_905175"] == round(100 + 0.01 * 905_175)
+    assert "| epoch, extrapolated (+10.0 MiB / 1k) | 905,175 | 9152 |" in memory.memory_table(res)
