@@ -29,10 +29,9 @@ from ..chem.leftover import leftover_molecule
 from ..chem.molecule import composition, smiles_to_formula
 from ..chem.smiles import canonical_smiles
 from ..io import atomic_write_lines, read_lines
-from .featurize import CHARGE_INDEX, N_EXTENT_FEATURES, BagData, Featurizer, extent_features
+from .featurize import CHARGE_INDEX, N_COEF_CLASSES, N_EXTENT_FEATURES, BagData, Featurizer, extent_features
 from .layout import split_files, variant_props
 
-N_COEF_CLASSES = 16  # naive head: output coefficient 0..15
 LEFT_CHARGE_SHIFT = 2  # leftover charge class = charge + 2 (see models.gnn.CHARGE_SHIFT)
 
 

@@ -43,6 +43,7 @@ CHARGE_INDEX = ELEMENT_INDEX[CHARGE_KEY]
 
 N_MULT_FEATURES = 6
 N_RAW_COEF = 16  # one-hot of min(k, 15) + k/10 for the naive head
+N_COEF_CLASSES = 16  # naive head: output coefficient 0..15
 N_EXTENT_FEATURES = 7  # columns of extent_features
 
 _HYB = ("SP", "SP2", "SP3", "SP3D", "SP3D2")

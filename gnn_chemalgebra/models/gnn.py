@@ -15,7 +15,7 @@ from torch import nn
 from torch_geometric.utils import scatter
 
 from ..algebra.roles import ROLE_NU
-from ..data.featurize import N_EXTENT_FEATURES
+from ..data.featurize import N_COEF_CLASSES, N_EXTENT_FEATURES
 from .blocks import BAG_MIXERS, SET_ENCODERS, ConvStack, mlp
 from .product_evidence import N_PRODUCT_FEATURES, product_evidence
 
@@ -60,7 +60,7 @@ def model_hparams(model_cfg: dict[str, Any], featurizer: dict[str, Any], n_extra
         n_raw=featurizer["n_raw_coef"],
         n_roles=len(featurizer["role_nu"]),
         n_extra=n_extra,
-        n_coef_classes=16,
+        n_coef_classes=N_COEF_CLASSES,
         n_extent_features=N_EXTENT_FEATURES,
         h_index=featurizer.get("h_index", 0),
         charge_index=featurizer.get("charge_index", 1),
