@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..chem.molecule import bag_composition
 from ..data.layout import split_files, variant_props
-from ..errors import ChemAlgebraError
+from ..errors import ChemAlgebraError, InputError
 from ..io import read_lines
 
 GNN_RUNS = ("gnn_std", "gnn_cross")
@@ -55,7 +55,13 @@ def check_file(pred_file: Path, built: Path) -> FileCheck:
 
 
 def check_runs(runs: Path, built: Path, run_names: Sequence[str] = GNN_RUNS) -> list[FileCheck]:
+    """Every ``<runs>/<variant>/<run>/pred-*.txt``; no folder or no prediction file is an error, not a pass."""
+    for folder, what in ((runs, "run folder"), (built, "built data folder")):
+        if not Path(folder).is_dir():
+            raise InputError(f"{what} not found", path=str(folder))
     files = sorted(f for r in run_names for f in runs.glob(f"*/{r}/pred-*.txt"))
+    if not files:
+        raise InputError(f"no prediction files (<variant>/{{{','.join(run_names)}}}/pred-*.txt)", path=str(runs))
     return [check_file(f, built) for f in files]
 
 

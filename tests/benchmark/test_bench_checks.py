@@ -7,6 +7,7 @@ import pytest
 from gnn_chemalgebra.benchmark.checks import check_runs, checks_table
 from gnn_chemalgebra.data.dataset import write_toy_variant
 from gnn_chemalgebra.data.layout import split_files
+from gnn_chemalgebra.errors import InputError
 from gnn_chemalgebra.io import atomic_write_lines, read_lines
 
 pytestmark = pytest.mark.unit
@@ -25,3 +26,14 @@ def test_balanced_unbalanced_and_fallback_lines(tmp_path):
     text = checks_table([row])
     assert "| F_T1_x1 | gnn_std | test_in | 3 | 2 | 2 | 1 |" in text
     assert "2 of 3 lines balance in 1 prediction files; 1 of them are fallbacks (balanced predictions: 1)" in text
+
+
+def test_missing_folders_or_files_are_errors(tmp_path):
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "built").mkdir()
+    with pytest.raises(InputError, match="run folder not found"):
+        check_runs(tmp_path / "nope", tmp_path / "built")
+    with pytest.raises(InputError, match="built data folder not found"):
+        check_runs(tmp_path / "runs", tmp_path / "nope")
+    with pytest.raises(InputError, match="no prediction files"):
+        check_runs(tmp_path / "runs", tmp_path / "built")
