@@ -25,7 +25,7 @@ from ..errors import InputError
 from .ceilings import add_prefix_ceilings, ceiling_records
 from .errors import error_table
 from .gnn import TASKS, GnnOptions, gnn_records
-from .merge import merged_records, write_outputs
+from .merge import STAGE_FILES, merged_records, write_outputs
 from .records import CEILING_MODELS, Key, Record, has_all, load_records, record_key, update_records
 from .transformer import TransformerOptions, finished, transformer_records
 from .trivial import trivial_records
@@ -124,6 +124,8 @@ def run_stages(opts: BenchOptions) -> list[Record]:
             )
     if "merge" not in opts.stages:
         return []
+    if not any((out / f"{name}.json").exists() for name in STAGE_FILES):
+        raise InputError(f"no results to merge ({', '.join(n + '.json' for n in STAGE_FILES)})", path=str(out))
     if opts.built.is_dir():  # the ceiling of each prefix a GNN row was scored on (SMILES rows, the ablation)
         if changed := add_prefix_ceilings(merged_records(out), opts.built):
             update_records(out / "ceilings.json", changed)

@@ -164,3 +164,8 @@ def test_other_training_data_sits_beside_the_local_rows(bench):
     assert (root / "runs" / "bench" / "F_T1_x1" / "gnn_std_local_extra" / "DONE").exists()
     assert "gnn (local+extra) EM | gnn (local+extra) norm. | gnn (local+extra) n |" in res.output
     assert "| F_T1_x1 (local_extra) | test_in | 8 |" in (root / "results" / "gnn_errors.md").read_text()
+
+
+def test_merge_without_results(tmp_path):
+    res = CliRunner().invoke(app, ["bench", "run", "--stages", "merge", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "no results to merge" in res.output and "Traceback" not in res.output
