@@ -4,7 +4,7 @@ Every ``import``/``from ... import`` of every module is read with :mod:`ast` -- 
 level and inside functions (a lazy import is still a dependency) -- except those under ``if TYPE_CHECKING:``,
 which never run. Floors, lowest first (README "Architecture")::
 
-    ground (errors, io, config, checkpoint, progress) -> chem -> algebra -> data -> models
+    ground (errors, io, config, checkpoint, progress, lazy_imports) -> chem -> algebra -> data -> models
       -> training / evaluation -> inference -> api / benchmark -> cli
 
 A module may import its own floor's package and any lower floor. ``training`` and ``evaluation`` share a floor:
@@ -29,7 +29,7 @@ ROOT = "gnn_chemalgebra"
 PACKAGE_DIR = Path(gnn_chemalgebra.__file__).resolve().parent
 
 FLOORS: dict[str, int] = {
-    **dict.fromkeys(("errors", "io", "config", "checkpoint", "progress"), 0),
+    **dict.fromkeys(("errors", "io", "config", "checkpoint", "progress", "lazy_imports"), 0),
     "chem": 1,
     "algebra": 2,
     "data": 3,
@@ -196,21 +196,40 @@ def test_the_package_graph_has_no_cycle() -> None:
     for src, dst in package_edges():
         if (src, dst) not in KNOWN_UPWARD:
             graph[src].add(dst)
+    found = _find_cycle(graph)
+    assert found is None, "package cycle: " + " -> ".join(found or [])
+
+
+def _find_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of a directed graph as ``[a, b, ..., a]``, or ``None``."""
     state: dict[str, int] = {}  # 1: on the stack, 2: done
 
-    def cycle_from(node: str, stack: list[str]) -> list[str] | None:
+    def visit(node: str, stack: list[str]) -> list[str] | None:
         state[node] = 1
-        for nxt in sorted(graph[node]):
+        for nxt in sorted(graph.get(node, ())):
             if state.get(nxt) == 1:
-                return [*stack[stack.index(nxt) :], nxt] if nxt in stack else [node, nxt]
-            if nxt not in state and (found := cycle_from(nxt, [*stack, nxt])):
+                return [*stack[stack.index(nxt) :], nxt]
+            if nxt not in state and (found := visit(nxt, [*stack, nxt])):
                 return found
         state[node] = 2
         return None
 
     for start in sorted(graph):
-        if start not in state and (found := cycle_from(start, [start])):
-            pytest.fail("package cycle: " + " -> ".join(found))
+        if start not in state and (found := visit(start, [start])):
+            return found
+    return None
+
+
+def test_no_module_cycle_either() -> None:
+    """Module by module (lazy imports included, the root facade aside), nothing imports itself round a loop."""
+    modules = {_module_name(p): p for p in _modules()}
+    graph: dict[str, set[str]] = defaultdict(set)
+    for name, path in modules.items():
+        if name == ROOT:
+            continue
+        graph[name] |= {t for t, _ in imported_modules(path) if t in modules and t not in (name, ROOT)}
+    found = _find_cycle(graph)
+    assert found is None, "module cycle: " + " -> ".join(found or [])
 
 
 def test_the_root_is_only_a_facade() -> None:
