@@ -55,14 +55,14 @@ class Predictor:
         edit_checkpoint: str | None = None,
         *,
         extent: str = "auto",
-        overrides: DecodeConfig | None = None,
+        settings: DecodeConfig | None = None,
     ) -> Predictor:
-        """A predictor with the decode settings saved in the checkpoint (``overrides`` replaces them whole).
+        """A predictor with the decode settings saved in the checkpoint (``settings`` replaces them whole).
         A SMILES checkpoint gets the bond-edit model of ``edit_checkpoint`` (default: the paired one,
         ``$GNNCA_EDIT_CHECKPOINT``, the bundled one, or ``runs/edits_cpu/best.pt``)."""
         lm = load_model(path, device, edit_checkpoint)
         r = lm.runner
-        return cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, None, overrides or lm.settings, extent)
+        return cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, None, settings or lm.settings, extent)
 
     @classmethod
     def build(cls, cfg_model: dict, feat: Featurizer, vocab: ExtraVocab, vtype: int) -> Predictor:

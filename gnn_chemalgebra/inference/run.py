@@ -159,4 +159,3 @@ def predict_lines(
         batch_size=batch_size,
         skip_invalid=skip_invalid,
     )
-
