@@ -88,14 +88,18 @@ class ReactionPredictor:
         settings: Iterable[str] = (),
         coef_set: str = "auto",
     ) -> None:
+        from .config import DecodeConfig
         from .inference.decoder import extent_rule_for
+        from .inference.run import decode_overrides
 
-        extent_rule_for([], extent)  # an unknown rule fails here, not at the first prediction
+        settings = list(settings)
+        extent_rule_for([], extent)  # an unknown rule or setting fails here, not at the first prediction
+        decode_overrides(DecodeConfig(), settings)
         self.checkpoint = checkpoint
         self.device = device
         self.extent = extent
         self.edit_checkpoint = None if edit_checkpoint is None else str(edit_checkpoint)
-        self.settings = list(settings)
+        self.settings = settings
         self.coef_set = coef_set
         self._by_path: dict[str, Any] = {}
         if checkpoint is not None:

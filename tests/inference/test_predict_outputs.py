@@ -135,6 +135,8 @@ def test_python_api() -> None:
         predictor.predict(["H2O.CCO"])  # a formula and a SMILES in one line
     with pytest.raises(InputError, match="--extent"):
         load_predictor(extent="most")
+    with pytest.raises(InputError, match="did you mean 'decode.balance_beam'"):
+        load_predictor(settings=["decode.balance_bem=2"])
 
 
 @pytest.mark.unit
