@@ -11,8 +11,11 @@ from typing import Annotated, Any
 
 import typer
 
+from . import lazy_imports
 from .benchmark.command import build_bench_app
 from .errors import ChemAlgebraError
+
+lazy_imports.install()  # torch._dynamo (pulled in by torch_geometric) loads only if something uses it
 
 app = typer.Typer(
     help="gnn-chemalgebra: the ChemAlgebra benchmark, a GNN with exact algebra, and its evaluator.",
