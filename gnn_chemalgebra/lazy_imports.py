@@ -1,15 +1,18 @@
-"""Defer ``torch._dynamo`` until something uses it, so that importing torch_geometric stays cheap.
+"""Defer ``torch._dynamo`` and ``torch_geometric.datasets`` until something uses them, so that importing
+torch_geometric stays cheap.
 
 ``import torch_geometric`` (any submodule: the package ``__init__`` runs first) executes
 ``torch_geometric.isinstance``, whose ``import torch._dynamo`` is the largest single cost of ``gnnca``'s start-up
 (about a second of ~3 s on an idle core, sympy included), although nothing on our paths compiles: PyG only
 reads ``torch._dynamo.OptimizedModule`` inside ``is_torch_instance`` and uses ``torch.compiler`` otherwise.
+The package ``__init__`` also imports every dataset class (``torch_geometric.datasets``, with its LLM helpers
+and ``requests``), the next largest cost, which we never use.
 
-:func:`install` puts a finder first on ``sys.meta_path`` that answers ``import torch._dynamo`` with a stand-in
-module. The first attribute read from the stand-in (``torch._dynamo.anything``, ``from torch._dynamo import x``,
-an import of a submodule) imports the real package, which then replaces the stand-in everywhere
-(``sys.modules`` and ``torch._dynamo``), so code that does use dynamo (``torch.compile``) behaves as before, after
-paying the import it would have paid anyway. ``GNNCA_EAGER_IMPORTS=1`` turns this off.
+:func:`install` puts a finder first on ``sys.meta_path`` that answers ``import`` of a :data:`DEFERRED` package
+with a stand-in module. The first attribute read from a stand-in (``torch._dynamo.anything``,
+``from torch._dynamo import x``, an import of a submodule) imports the real package, which then replaces the
+stand-in everywhere (``sys.modules`` and the parent's attribute), so code that does use it (``torch.compile``)
+behaves as before, after paying the import it would have paid anyway. ``GNNCA_EAGER_IMPORTS=1`` turns this off.
 
 Ground floor: imports neither torch nor anything of the package.
 """
@@ -25,12 +28,12 @@ import threading
 import types
 from collections.abc import Sequence
 
-DEFERRED = "torch._dynamo"
+DEFERRED: tuple[str, ...] = ("torch._dynamo", "torch_geometric.datasets")
 _lock = threading.RLock()
 
 
 class _StandIn(types.ModuleType):
-    """Module object registered as ``torch._dynamo`` until the first real use."""
+    """Module object registered under a deferred name until the first real use."""
 
     def __getattr__(self, attr: str) -> object:
         # The import system probes dunders (__loader__, __path__, ...) while registering the stand-in; those
@@ -38,21 +41,22 @@ class _StandIn(types.ModuleType):
         dunder = attr.startswith("__") and attr.endswith("__")
         if dunder and (attr != "__path__" or not self.__dict__.get("_gnnca_registered")):
             raise AttributeError(attr)
-        return getattr(load_real(), attr)
+        return getattr(load_real(self.__name__), attr)
 
 
-def load_real() -> types.ModuleType:
-    """Import the real ``torch._dynamo`` (once) and put it where the stand-in was."""
+def load_real(name: str) -> types.ModuleType:
+    """Import the real package ``name`` (once) and put it where the stand-in was."""
     with _lock:
-        mod = sys.modules.get(DEFERRED)
+        mod = sys.modules.get(name)
         if mod is not None and not isinstance(mod, _StandIn):
             return mod
-        _Finder.active = False
-        sys.modules.pop(DEFERRED, None)
-        torch = sys.modules.get("torch")
-        if torch is not None and isinstance(torch.__dict__.get("_dynamo"), _StandIn):
-            del torch._dynamo  # torch's own lazy __getattr__ finds the real, partially imported one meanwhile
-        return importlib.import_module(DEFERRED)  # also sets torch._dynamo to the real module
+        _Finder.loaded.add(name)
+        sys.modules.pop(name, None)
+        parent_name, _, child = name.rpartition(".")
+        parent = sys.modules.get(parent_name)
+        if parent is not None and isinstance(parent.__dict__.get(child), _StandIn):
+            delattr(parent, child)  # (torch's own lazy __getattr__ finds the real, partially imported one meanwhile)
+        return importlib.import_module(name)  # also sets the parent's attribute to the real module
 
 
 class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
@@ -60,19 +64,19 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     (through the stand-in's ``__path__``), hands back the module that import already created instead of letting
     a second copy be executed."""
 
-    active = True
+    loaded: set[str] = set()  # deferred names whose real package was asked for
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname == DEFERRED and _Finder.active:
+        if fullname in DEFERRED and fullname not in _Finder.loaded:
             return importlib.machinery.ModuleSpec(fullname, self)
-        if fullname.startswith(DEFERRED + ".") and fullname in sys.modules:
+        if fullname in sys.modules and fullname.startswith(tuple(d + "." for d in DEFERRED)):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=hasattr(sys.modules[fullname], "__path__"))
         return None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        if spec.name == DEFERRED:
+        if spec.name in DEFERRED:
             return _StandIn(spec.name)
         return sys.modules[spec.name]
 
@@ -82,15 +86,15 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 
 
 def install() -> bool:
-    """Register the stand-in finder unless dynamo is already imported or ``GNNCA_EAGER_IMPORTS`` is set;
-    returns whether it is (now) registered."""
-    if os.environ.get("GNNCA_EAGER_IMPORTS") or DEFERRED in sys.modules:
+    """Register the stand-in finder unless ``GNNCA_EAGER_IMPORTS`` is set (a package already imported stays as
+    it is); returns whether it is (now) registered."""
+    if os.environ.get("GNNCA_EAGER_IMPORTS"):
         return any(isinstance(f, _Finder) for f in sys.meta_path)
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
     return True
 
 
-def deferred() -> bool:
-    """Whether ``torch._dynamo`` is currently the stand-in (not yet really imported)."""
-    return isinstance(sys.modules.get(DEFERRED), _StandIn)
+def deferred(name: str = DEFERRED[0]) -> bool:
+    """Whether ``name`` is currently a stand-in (not yet really imported)."""
+    return isinstance(sys.modules.get(name), _StandIn)

@@ -1,4 +1,4 @@
-"""torch._dynamo deferred behind torch_geometric's import, and loaded for real on first use (one module object)."""
+"""torch._dynamo and torch_geometric.datasets deferred behind torch_geometric's import, loaded on first use."""
 
 from __future__ import annotations
 
@@ -15,7 +15,12 @@ from gnn_chemalgebra import lazy_imports as li
 assert li.install()
 import torch
 import torch_geometric.data, torch_geometric.nn, torch_geometric.utils
-print("deferred", li.deferred(), "sympy" in sys.modules)
+print("deferred", li.deferred(), "sympy" in sys.modules, li.deferred("torch_geometric.datasets"))
+if sys.argv[1] == "datasets":
+    import torch_geometric
+    print("same", torch_geometric.datasets.QM9.__name__ == "QM9", not li.deferred("torch_geometric.datasets"))
+    print("after", li.deferred(), type(sys.modules["torch_geometric.datasets"]).__name__)
+    sys.exit()
 if sys.argv[1] == "submodule":
     from torch._dynamo.eval_frame import OptimizedModule
     import torch._dynamo.eval_frame as ef
@@ -26,14 +31,14 @@ print("after", li.deferred(), type(sys.modules["torch._dynamo"]).__name__)
 """
 
 
-@pytest.mark.parametrize("first_use", ["attribute", "submodule"])
+@pytest.mark.parametrize("first_use", ["attribute", "submodule", "datasets"])
 def test_dynamo_waits_for_its_first_use(first_use: str) -> None:
     out = subprocess.run(
         [sys.executable, "-c", CHILD, first_use], capture_output=True, text=True, timeout=600, check=True
     ).stdout.splitlines()
-    assert out[0] == "deferred True False"  # torch_geometric imported, dynamo (and sympy) not
+    assert out[0] == "deferred True False True"  # torch_geometric imported, dynamo (and sympy) and datasets not
     assert out[1] == "same True True"
-    assert out[2] == "after False module"  # the real package replaced the stand-in
+    assert out[2] == ("after True module" if first_use == "datasets" else "after False module")  # real package in
 
 
 def test_eager_imports_env_turns_it_off() -> None:
