@@ -1,14 +1,18 @@
-"""Builder throughput: the parallel builder vs a plain single-process loop doing the same work, in one run.
+"""Builder throughput: today's builder vs a plain single-process loop over the same reactions, in one run.
 
 Usage: python scripts/bench_build.py [--n 4000] [--repeats 3] [--workers 2] [--full-memory]
 
-Prints reactions/s (median of the repeats) for both, their ratio, and the peak resident memory of a
-complete ``gnnca data build`` in a child process (with --full-memory; takes a few minutes).
+The plain loop runs ``process_reaction`` as it was before the builder was optimised (commit ``REFERENCE``,
+read with ``git show``): no caches, one process. The builder runs the current code with its worker pool, cold
+caches each repeat. Also timed: the current code in one process (what the caches alone give). Timings are
+interleaved, median of the repeats; the three must return the same records. ``--full-memory`` also builds
+everything in a child process and reports its time and peak RSS (a few minutes).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import resource
@@ -19,60 +23,77 @@ import tempfile
 import time
 from pathlib import Path
 
+from gnn_chemalgebra.data import uspto
 from gnn_chemalgebra.data.build import _process_all, bundled_data_dir
-from gnn_chemalgebra.data.uspto import process_reaction, read_split
+
+REFERENCE = "6689ff0"  # the builder of issue 13's measurement (1.26x)
+REPO = Path(__file__).resolve().parents[1]
+
+
+def reference_process_reaction():
+    """``process_reaction`` of the reference commit, loaded beside the current package."""
+    cmd = ["git", "show", f"{REFERENCE}:gnn_chemalgebra/data/uspto.py"]
+    src = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, check=True).stdout
+    spec = importlib.util.spec_from_loader("gnn_chemalgebra.data._uspto_reference", loader=None)
+    mod = importlib.util.module_from_spec(spec)
+    mod.__package__ = "gnn_chemalgebra.data"
+    sys.modules[spec.name] = mod  # dataclasses look their module up
+    exec(compile(src, f"uspto.py@{REFERENCE}", "exec"), mod.__dict__)
+    return mod.process_reaction
+
+
+def _timed(fn) -> tuple[float, list]:
+    uspto.clear_caches()
+    t = time.perf_counter()
+    out = fn()
+    return time.perf_counter() - t, out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--n", type=int, default=4000, help="reactions of MIT valid to process per timing")
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--full-memory", action="store_true", help="also build everything and report peak RSS")
     args = ap.parse_args()
 
-    raws = read_split(bundled_data_dir(), "valid", args.n)
-    loop_t, pool_t = [], []
-    for _ in range(args.repeats):  # interleaved so both see the same machine load
-        t = time.perf_counter()
-        plain = [process_reaction(r) for r in raws]
-        loop_t.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        par = _process_all(raws, args.workers, "bench")
-        pool_t.append(time.perf_counter() - t)
-        assert plain == par, "parallel builder must give the same records as the plain loop"
-    loop_rate = len(raws) / statistics.median(loop_t)
-    pool_rate = len(raws) / statistics.median(pool_t)
+    raws = uspto.read_split(bundled_data_dir(), "valid", args.n)
+    reference = reference_process_reaction()
+    times: dict[str, list[float]] = {"plain": [], "cached": [], "builder": []}
+    for _ in range(args.repeats):  # interleaved so all three see the same machine load
+        t, plain = _timed(lambda: [reference(r) for r in raws])
+        times["plain"].append(t)
+        t, cached = _timed(lambda: [uspto.process_reaction(r) for r in raws])
+        times["cached"].append(t)
+        t, par = _timed(lambda: _process_all(raws, args.workers, "bench"))
+        times["builder"].append(t)
+        assert plain == cached == par, "every path must give the same records"
+    rate = {k: len(raws) / statistics.median(v) for k, v in times.items()}
     result = {
         "reactions": len(raws),
         "repeats": args.repeats,
         "workers": args.workers,
         "cores": os.cpu_count(),
-        "plain_loop_rxn_per_s": round(loop_rate, 1),
-        "builder_rxn_per_s": round(pool_rate, 1),
-        "speedup": round(pool_rate / loop_rate, 2),
+        "reference": REFERENCE,
+        "plain_loop_rxn_per_s": round(rate["plain"], 1),
+        "cached_one_process_rxn_per_s": round(rate["cached"], 1),
+        "builder_rxn_per_s": round(rate["builder"], 1),
+        "speedup": round(rate["builder"] / rate["plain"], 2),
     }
     if args.full_memory:
         with tempfile.TemporaryDirectory() as tmp:
             t = time.perf_counter()
-            cmd = [
-                sys.executable,
-                "-m",
-                "gnn_chemalgebra.cli",
-                "data",
-                "build",
-                "--out",
-                str(Path(tmp) / "b"),
-            ]
+            cmd = [sys.executable, "-m", "gnn_chemalgebra.cli", "data", "build", "--out", str(Path(tmp) / "b")]
             subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             result["full_build_s"] = round(time.perf_counter() - t, 1)
         # ru_maxrss of children is the largest single child (the build's main process or one worker), in KiB
         result["full_build_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
-    print("| reactions | workers | plain loop (rxn/s) | builder (rxn/s) | speed-up |")
-    print("|---|---|---|---|---|")
+    print("| reactions | workers | plain loop @ reference (rxn/s) | current, 1 process | builder (rxn/s) | speed-up |")
+    print("|---|---|---|---|---|---|")
+    r = result
     print(
-        f"| {result['reactions']} | {result['workers']} | {result['plain_loop_rxn_per_s']} | "
-        f"{result['builder_rxn_per_s']} | {result['speedup']}x |"
+        f"| {r['reactions']} | {r['workers']} | {r['plain_loop_rxn_per_s']} | {r['cached_one_process_rxn_per_s']} | "
+        f"{r['builder_rxn_per_s']} | {r['speedup']}x |"
     )
     print(json.dumps(result))
 

@@ -17,7 +17,7 @@ from typing import Any
 from rdkit import Chem
 from rdkit.Chem import rdMolDescriptors
 
-from ..chem.composition import mol_composition
+from ..chem.composition import atom_label
 from ..chem.leftover import leftover_molecule
 from ..errors import InputError
 
@@ -95,22 +95,62 @@ def canonical_fragment(smiles: str) -> str | None:
     The map numbers are removed from the string (``[CH3:4]`` -> ``[CH3]``, the same bracket atom), so the
     many recurring solvents, bases and salts, mapped differently in every reaction, hit one cache entry.
     """
-    return _canon_unmapped(ATOM_MAP.sub("]", smiles))
+    can = _canon_unmapped(ATOM_MAP.sub("]", smiles))
+    return can if can is not None and _facts(can) is not None else None  # RDKit must re-read what it wrote
 
 
 @lru_cache(maxsize=200_000)
 def _canon_unmapped(smiles: str) -> str | None:
     mol = Chem.MolFromSmiles(smiles)
-    if mol is None:
-        return None
-    can = Chem.MolToSmiles(mol)
-    return can if Chem.MolFromSmiles(can) is not None else None
+    return None if mol is None else Chem.MolToSmiles(mol)
 
 
 @lru_cache(maxsize=200_000)
+def _facts(canonical: str) -> tuple[Counter, str] | None:
+    """Composition and molecular formula of a canonical SMILES from one parse; ``None`` if RDKit refuses it.
+
+    Cached (callers only read the Counter): every molecule of a reaction needs both, and reagents recur.
+    """
+    mol = Chem.MolFromSmiles(canonical)
+    return None if mol is None else (fast_composition(mol), rdMolDescriptors.CalcMolFormula(mol))
+
+
+def _known_facts(canonical: str) -> tuple[Counter, str]:
+    facts = _facts(canonical)
+    if facts is None:  # pragma: no cover - canonical_fragment and leftover_molecule only hand out readable SMILES
+        raise ValueError(f"RDKit cannot read {canonical!r}")
+    return facts
+
+
 def _composition(canonical: str) -> Counter:
-    """Composition of a canonical SMILES (cached; callers only read it)."""
-    return mol_composition(Chem.MolFromSmiles(canonical))
+    return _known_facts(canonical)[0]
+
+
+def _formula(canonical: str) -> str:
+    return _known_facts(canonical)[1]
+
+
+def clear_caches() -> None:
+    """Forget every cached molecule (benchmarks time a cold start; forked workers inherit the caches)."""
+    _canon_unmapped.cache_clear()
+    _facts.cache_clear()
+
+
+def fast_composition(mol: Chem.Mol) -> Counter:
+    """:func:`chem.composition.mol_composition` without materialising the hydrogens (same counts, same order).
+
+    ``AddHs`` appends one H atom per attached hydrogen after the heavy atoms, so the labels are the atoms in
+    order, then ``H`` for their total hydrogen count (an explicit ``[H]`` atom keeps its place).
+    """
+    comp: Counter = Counter()
+    n_h = 0
+    for i in range(mol.GetNumAtoms()):
+        atom = mol.GetAtomWithIdx(i)
+        comp[atom_label(atom)] += 1
+        n_h += atom.GetTotalNumHs()
+    if n_h:
+        comp["H"] += n_h
+    return comp
 
 
 def _side_composition(smiles: list[str]) -> Counter:
@@ -210,9 +250,3 @@ def balance_separated(
         "leftover_reactant": leftover_r,
         "formulas": formulas,
     }
-
-
-@lru_cache(maxsize=100_000)
-def _formula(smiles: str) -> str:
-    """Molecular formula of a canonical SMILES (cached: solvents and reagents recur in most reactions)."""
-    return rdMolDescriptors.CalcMolFormula(Chem.MolFromSmiles(smiles))

@@ -134,3 +134,19 @@ def test_paper_protocol_when_a_train_split_is_supplied(tmp_path: Path) -> None:
     assert set(m["uspto_bal"]) == {"train", "valid", "test"}
     assert m["bal_splits"]["train"] == {"from_mit": "train", "reactions": m["uspto_bal"]["train"]["kept"]}
     assert m["variants"]["ChemAlgebra_S_T1_x1"]["test_cross"] == m["uspto_bal"]["train"]["kept"]
+
+
+def test_fast_composition_is_mol_composition_in_count_and_order() -> None:
+    from rdkit import Chem
+
+    from gnn_chemalgebra.chem.composition import mol_composition
+    from gnn_chemalgebra.data.uspto import canonical_fragment, fast_composition
+
+    tricky = ["[H][H]", "[2H]C([2H])([2H])O", "[NH4+]", "[H+]", "[H-]", "C[H]", "[O-][H]", "[CH3]", "[Fe+3]", "[Cl-]"]
+    tricky += ["CC(=O)[O-].[Na+]", "O=[N+]([O-])c1ccccc1", "[BH4-]", "C[Si](C)(C)Cl", "c1ccncc1", "[Pd]"]
+    for smi in tricky:
+        mol = Chem.MolFromSmiles(canonical_fragment(smi))
+        a, b = mol_composition(mol), fast_composition(mol)
+        assert a == b and list(a) == list(b), smi
+    assert canonical_fragment("[CH3:1][OH:2]") == "CO"
+    assert canonical_fragment("C1CC") is None
