@@ -35,6 +35,13 @@ Identity checked for every line: totals(tgt) == totals(src) + xi * nu, per molec
 Local protocol (only MIT valid+test bundled): USPTO-BAL train/valid = a seeded 90/10 split of the reactions
 kept from MIT valid; USPTO-BAL test = the reactions kept from MIT test. Paper protocol (``--source`` with a
 train split): MIT train/valid/test map to USPTO-BAL train/valid/test.
+
+``--extra`` (:mod:`.extra`) appends further training reactions to USPTO-BAL train (ids after the local ones);
+their records have ``"mit_split": null, "mit_index": null`` and ``"source": {"set": "uspto_500_mt" |
+"uspto_full", "split": ..., "line": 1-based CSV line}``; USPTO-500-MT records have ``"mapped": null``. Only
+``train`` and ``train_cross`` (and uspto_bal ``*-train``) gain lines, appended after the local ones;
+``OUT/extra_skipped.tsv`` lists every extra row not kept (source, split, line, reason, detail) and the
+manifest's ``extra`` section counts them per source.
 """
 
 from __future__ import annotations
