@@ -40,6 +40,7 @@ class DataConfig:
     lazy: bool = False  # GNN: featurise bags on access (memory grows with examples, not graphs)
     max_pairs: int = _opt(6000, lo=1)  # edit model: candidate pairs per reaction above which pairs are sampled
     tokenizer: str = "auto"  # transformer: auto (from the variant), formula, smiles, or a digit-level one
+    sort_targets: bool = False  # transformer: train on targets with their terms sorted (EM ignores order)
     max_src_tokens: int = _opt(1000, lo=1)  # transformer: longer pairs are dropped (never truncated)
     max_tgt_tokens: int = _opt(200, lo=1)
 
@@ -95,6 +96,7 @@ class TransformerModelConfig:
     share_embeddings: bool = True
     positional: str = _opt("sinusoidal", choices=("sinusoidal", "learned"))
     max_positions: int = _opt(1024, lo=1)
+    tokenizer: str = _opt("paper", choices=("paper", "digit"))  # a whole {k} as one token, or {, digits, }
 
 
 MODEL_CONFIGS: dict[str, type] = {

@@ -20,7 +20,7 @@ from torch import Tensor
 from ..checkpoint import load_checkpoint
 from ..config import Config, typed
 from ..data.layout import split_files, variant_props
-from ..data.tokenize import BOS_ID, EOS_ID, PAD_ID, Vocab, detokenize, get_tokenizer
+from ..data.tokenize import BOS_ID, EOS_ID, PAD_ID, Vocab, detokenize, get_tokenizer, reserved_tokens, tokenizer_for
 from ..errors import InputError
 from ..io import atomic_write_lines, read_lines
 from ..models.transformer import Seq2SeqTransformer, build_model, count_parameters
@@ -29,15 +29,23 @@ from .device import autocast, select_device
 from .engine import Task, fit
 
 
-def tokenizer_name(dcfg: dict[str, Any]) -> str:
-    """``auto`` follows the variant name: F variants are formulas, S variants SMILES."""
+def tokenizer_name(dcfg: dict[str, Any], level: str = "paper") -> str:
+    """The tokenizer of a run: ``data.tokenizer`` (``auto`` follows the variant name: F variants are formulas, S
+    variants SMILES) at the coefficient level ``model.tokenizer`` (``paper``: ``{k}`` one token; ``digit``)."""
     name = dcfg.get("tokenizer", "auto")
-    if name != "auto":
-        return name
-    variant = dcfg.get("variant")
-    if not variant:
-        raise InputError("data.tokenizer is 'auto' but data.variant is not set")
-    return str(variant_props(variant)["repr"])
+    if name == "auto":
+        variant = dcfg.get("variant")
+        if not variant:
+            raise InputError("data.tokenizer is 'auto' but data.variant is not set")
+        name = str(variant_props(variant)["repr"])
+    if name.endswith("_digit"):  # a digit-level name given in data.tokenizer says the level itself
+        level = "digit"
+    return tokenizer_for(name, level)
+
+
+def sorted_terms(line: str) -> str:
+    """A benchmark line with its terms in sorted order (a canonical target: EM ignores the order anyway)."""
+    return ".".join(bag_key(line))
 
 
 # --------------------------------------------------------------------------- data
@@ -309,7 +317,11 @@ class TransformerTask(Task):
         d, self.cfg, self.device = cfg.data, cfg, device
         if not d.dir or not d.variant:
             raise InputError("config needs data.dir (built root) and data.variant (e.g. ChemAlgebra_F_T1_x1)")
-        self.tok_name = tokenizer_name(vars(d))
+        self.tok_name = tokenizer_name(vars(d), cfg.model.tokenizer)
+        saved = ((ck or {}).get("meta") or {}).get("tokenizer")
+        if saved is not None and saved != self.tok_name:
+            raise InputError(f"the checkpoint was trained with tokenizer {saved!r}, the config asks for "
+                             f"{self.tok_name!r} (data.tokenizer / model.tokenizer)")  # fmt: skip
         tok = get_tokenizer(self.tok_name)
         root, self.variant = Path(d.dir), str(d.variant)
         s_tr, t_tr, _ = split_files(root, self.variant, d.train_split)
@@ -318,10 +330,13 @@ class TransformerTask(Task):
         src_va, tgt_va = read_pairs(s_va, t_va, d.val_limit)
         if not src_tr:
             raise InputError("no training examples", path=str(s_tr))
+        if d.sort_targets:
+            tgt_tr, tgt_va = [sorted_terms(t) for t in tgt_tr], [sorted_terms(t) for t in tgt_va]
         if ck is not None:
             self.vocab = Vocab(list(ck["meta"]["vocab"]))
         else:
-            self.vocab = Vocab.build(tok(line) for line in [*src_tr, *tgt_tr])
+            lines = [*src_tr, *tgt_tr]
+            self.vocab = Vocab.build((tok(line) for line in lines), reserved=reserved_tokens(self.tok_name))
         self.train_pairs = encode_pairs(src_tr, tgt_tr, tok, self.vocab, d.max_src_tokens, d.max_tgt_tokens)
         self.valid_pairs = encode_pairs(src_va, tgt_va, tok, self.vocab, d.max_src_tokens, d.max_tgt_tokens)
         self.model = build_model(len(self.vocab), vars(cfg.model)).to(device)

@@ -8,11 +8,18 @@ from gnn_chemalgebra.data.tokenize import (
     EOS_ID,
     SPECIALS,
     UNK,
+    UNK_ID,
     Vocab,
     detokenize,
+    get_tokenizer,
+    reserved_tokens,
     tokenize_formula,
+    tokenize_formula_digit,
     tokenize_smiles,
+    tokenize_smiles_digit,
+    tokenizer_for,
 )
+from gnn_chemalgebra.errors import InputError
 
 pytestmark = pytest.mark.unit
 
@@ -79,3 +86,51 @@ def test_vocab_specials_and_decode_stops_at_eos() -> None:
     ids = vocab.encode(tokenize_formula("{1}H2O"), bos=True, eos=True)
     assert detokenize(vocab.decode(ids + [vocab.stoi["C"], EOS_ID])) == "{1}H2O"
     assert Vocab(list(vocab.itos)).stoi == vocab.stoi  # rebuilt from the plain list in a checkpoint
+
+
+# --------------------------------------------------------------------------- digit-level coefficients (issue 15.3)
+IN_RANGE = ["{1}CH4.{2}H2O.{1}Ni", "{3}C7H4ClNO4.{5}Na+.{4}H4B-", "{2}C10H16.{1}O2"]  # coefficients 1..5
+
+
+@pytest.mark.parametrize("line", SMILES_LINES)
+def test_smiles_digit_round_trip(line: str) -> None:
+    assert detokenize(tokenize_smiles_digit(line)) == line
+
+
+@pytest.mark.parametrize("line", FORMULA_LINES)
+def test_formula_digit_round_trip(line: str) -> None:
+    assert detokenize(tokenize_formula_digit(line)) == line
+
+
+def test_digit_tokens_split_only_coefficients() -> None:
+    assert tokenize_formula_digit("{10}C12H4.{1}Na+") == ["{", "1", "0", "}", "C", "12", "H", "4", ".", "{", "1", "}",
+                                                           "Na", "+"]  # fmt: skip
+    assert tokenize_smiles_digit("{12}CC1.{3}[Na+]") == ["{", "1", "2", "}", "C", "C", "1", ".", "{", "3", "}", "[Na+]"]
+
+
+def test_digit_vocab_writes_out_of_range_coefficients_without_unk() -> None:
+    tok = get_tokenizer("formula_digit")
+    vocab = Vocab.build((tok(x) for x in IN_RANGE), reserved=reserved_tokens("formula_digit"))
+    for k in range(1, 11):
+        line = f"{{{k}}}H2O.{{{k}}}Ni"
+        ids = vocab.encode(tok(line))
+        assert UNK_ID not in ids, line
+        assert detokenize(vocab.decode(ids)) == line
+
+
+def test_paper_vocab_keeps_unseen_coefficients_unknown() -> None:
+    """Golden behaviour of the paper tokenizer (and every old checkpoint): {6} was never trained, so it is <unk>."""
+    vocab = Vocab.build(tokenize_formula(x) for x in IN_RANGE)
+    assert vocab.itos == Vocab.build((tokenize_formula(x) for x in IN_RANGE), reserved=reserved_tokens("formula")).itos
+    assert vocab.decode(vocab.encode(tokenize_formula("{6}H2O"))) == [UNK, "H", "2", "O"]
+    assert "{6}" not in vocab.stoi and "{2}" in vocab.stoi
+
+
+def test_tokenizer_names() -> None:
+    assert tokenizer_for("formula") == "formula"
+    assert tokenizer_for("smiles", "digit") == "smiles_digit"
+    assert tokenizer_for("formula_digit", "digit") == "formula_digit"
+    with pytest.raises(InputError, match="coefficient level"):
+        tokenizer_for("formula", "bytes")
+    with pytest.raises(InputError, match="unknown tokenizer"):
+        get_tokenizer("selfies")

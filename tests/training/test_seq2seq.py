@@ -9,6 +9,7 @@ import torch
 
 from gnn_chemalgebra.checkpoint import load_checkpoint
 from gnn_chemalgebra.config import apply_overrides, load_config
+from gnn_chemalgebra.data.tokenize import UNK_ID
 from gnn_chemalgebra.errors import InputError
 from gnn_chemalgebra.io import read_lines
 from gnn_chemalgebra.training.seq2seq import (
@@ -16,6 +17,8 @@ from gnn_chemalgebra.training.seq2seq import (
     exact_match,
     load_model,
     predict_lines,
+    sorted_terms,
+    tokenizer_name,
     train,
     write_predictions,
 )
@@ -125,3 +128,32 @@ def test_early_stopping_on_em_then_token_accuracy_in_steps(tmp_path: Path) -> No
         assert s["steps"] - s["best_step"] >= 10
     else:
         assert s["steps"] == 60
+
+
+@pytest.mark.unit
+def test_tokenizer_name_and_sorted_targets() -> None:
+    assert tokenizer_name({"tokenizer": "auto", "variant": "ChemAlgebra_S_T2_x5"}) == "smiles"
+    assert tokenizer_name({"tokenizer": "auto", "variant": VARIANT}, "digit") == "formula_digit"
+    assert tokenizer_name({"tokenizer": "formula_digit"}) == "formula_digit"  # the name says the level
+    assert sorted_terms("{2}O2.{1}H2.{1}CC.O") == "{1}CC.O.{1}H2.{2}O2"
+    assert exact_match(sorted_terms(TGT[0]), TGT[0])
+
+
+@pytest.mark.integration
+def test_digit_tokenizer_run_reads_any_coefficient_and_resume_keeps_it(tmp_path: Path) -> None:
+    """model.tokenizer=digit: saved with the checkpoint, {10} encodes without <unk>; resuming with the paper
+    tokenizer is refused (its vocabulary would not fit); sorted targets train."""
+    torch.set_num_threads(1)
+    cfg = _cfg(tmp_path, "model.tokenizer=digit", "data.sort_targets=true", "train.max_steps=4", "train.eval_every=2")
+    s = train(cfg, resume=False)
+    assert s["tokenizer"] == "formula_digit" and s["step"] == 4
+    lm = load_model(s["last"])
+    assert lm.tokenizer == "formula_digit" and lm.config["model"]["tokenizer"] == "digit"
+    ids = lm.vocab.encode(lm.tokenize("{10}H2.{7}O2"))
+    assert UNK_ID not in ids and lm.vocab.decode(ids)[:4] == ["{", "1", "0", "}"]
+    with pytest.raises(InputError, match="tokenizer 'formula_digit'"):
+        train(apply_overrides(cfg, ["model.tokenizer=paper", "train.max_steps=6"]), resume=True)
+    paper = train(_cfg(tmp_path, f"run_dir={tmp_path / 'paper'}", "train.max_steps=2", "train.eval_every=2"))
+    assert paper["tokenizer"] == "formula"
+    lm = load_model(paper["last"])
+    assert lm.vocab.encode(lm.tokenize("{10}H2"))[0] == UNK_ID  # the paper tokenizer, unchanged
