@@ -237,6 +237,8 @@ def build_all(
     """
     out = Path(out)
     src_dir = Path(source) if source is not None else bundled_data_dir()
+    if not src_dir.is_dir():
+        raise InputError("source folder not found", path=str(src_dir))
     workers = workers or os.cpu_count() or 1
     has_train = find_source_file(src_dir / "uspto_mit_mapped", "train.txt") is not None
     protocol = "paper" if has_train else "local"
@@ -416,6 +418,8 @@ def format_counts_table(counts: dict[str, dict[str, Any]]) -> str:
 def verify(out: str | Path) -> list[str]:
     """Re-check a built folder against its manifest; returns one message per mismatch (empty = all good)."""
     out = Path(out)
+    if not out.is_dir():
+        raise InputError("folder not found", path=str(out))
     mpath = out / "manifest.json"
     if not mpath.exists():
         raise InputError("no manifest.json in the folder", path=str(out))

@@ -150,3 +150,11 @@ def test_fast_composition_is_mol_composition_in_count_and_order() -> None:
         assert a == b and list(a) == list(b), smi
     assert canonical_fragment("[CH3:1][OH:2]") == "CO"
     assert canonical_fragment("C1CC") is None
+
+
+def test_missing_folders_are_one_line_errors(tmp_path: Path) -> None:
+    runner = CliRunner()
+    res = runner.invoke(app, ["data", "verify", str(tmp_path / "nope")])
+    assert res.exit_code == 2 and "nope: folder not found" in res.output
+    res = runner.invoke(app, ["data", "build", "--out", str(tmp_path / "o"), "--source", str(tmp_path / "nope")])
+    assert res.exit_code == 2 and "nope: source folder not found" in res.output
