@@ -100,3 +100,15 @@ def test_readme_table_between_markers(tmp_path):
     assert update_readme(readme, "| a |\n")
     assert readme.read_text() == "intro\n<!-- results-table -->\n| a |\n<!-- /results-table -->\nend\n"
     assert not update_readme(readme, "| a |\n")
+
+
+def test_approximate_ceiling_bounds():
+    import random
+
+    from gnn_chemalgebra.benchmark.ceilings import approx_ceiling_without_shared_strings as approx
+
+    rxn = {"reactants": ["CCO", "O=C=O"], "reagents": ["[Na+]"], "products": ["CC(=O)O"]}
+    assert approx([rxn], (1,), "all", random.Random(0)) == 100.0  # one coefficient: nothing to guess
+    rng = random.Random(0)
+    values = [approx([rxn] * 50, (1, 2, 3, 4, 5), rule, rng) for rule in ("all", "RP")]
+    assert all(20.0 <= v < 100.0 for v in values)
