@@ -271,7 +271,8 @@ def test_audit_finds_no_overlap_and_catches_a_planted_one(
     report = audit_overlap(builds["extra"], source["dir"])
     assert report["problems"] == [] and report["extra_records"] > 0
     assert report["sidecar"]["smiles_lines_checked"] > 0
-    assert compare_to_local(builds["extra"], builds["local"])["problems"] == []
+    same = compare_to_local(builds["extra"], builds["local"])
+    assert same["problems"] == [] and same["train_prefix_identical"] == 8 * 6 + 2
     # plant an MIT valid product into an extra record of a copy: the audit names it
     copy = tmp_path / "copy"
     (copy / "uspto_bal").mkdir(parents=True)
