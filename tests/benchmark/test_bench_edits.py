@@ -30,3 +30,18 @@ def test_edit_benchmark_trains_then_scores(tmp_path):
     assert m["n"] == 6 and 0 <= m["top1"] <= m["top5"] <= 1
     assert m["gold_edit_ceiling"] == 1.0 and m["reactions_per_s"] > 0
     assert (tmp_path / "run" / "best.pt").exists() and report["subset"] == "first 6 records"
+
+
+def test_edit_label_report(tmp_path):
+    bal = tmp_path / "data" / "uspto_bal"
+    bal.mkdir(parents=True)
+    (bal / "reactions-test.jsonl").write_text("\n".join(RECORDS) + "\n")
+    res = CliRunner().invoke(app, ["bench", "edit-labels", "--data", str(tmp_path / "data"), "--split", "test"])
+    assert res.exit_code == 0, res.output
+    report = json.loads(res.output.split("JSON ", 1)[1])
+    assert report["reactions"] == len(RECORDS) and report["reproduced"] + sum(report["failure_causes"].values()) == len(
+        RECORDS
+    )
+    assert f"## Gold edit labels: test (all) ({len(RECORDS)} base reactions" in res.output
+    res = CliRunner().invoke(app, ["bench", "edit-labels", "--data", str(tmp_path / "data"), "--split", "valid"])
+    assert res.exit_code == 2 and "no USPTO-BAL reactions file" in res.output

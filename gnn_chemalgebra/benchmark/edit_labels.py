@@ -1,26 +1,22 @@
 """Gold bond-edit labels and the leftover-chain rule, measured on a built dataset (single process).
 
-Usage: python scripts/edit_label_report.py --data built/full --split train [--limit N] [--source uspto_full]
-
 For every base reaction in ``<data>/uspto_bal/reactions-<split>.jsonl``: derive the edit labels from the
 atom-mapped SMILES, apply them to the canonical reactants, and compare the product components with the gold
 non-leftover products (multisets of canonical SMILES). Then guess the product-side leftover chain from the
-unordered reactants with three rules. Prints a markdown report and one JSON line (prefixed ``JSON``).
+unordered reactants with three rules. ``gnnca bench edit-labels`` prints the markdown report and one JSON line.
 """
 
 from __future__ import annotations
 
-import argparse
 import itertools
 import json
-import sys
 import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from gnn_chemalgebra.chem.edits import check_record, gold_products
-from gnn_chemalgebra.chem.leftover import (
+from ..chem.edits import check_record, gold_products
+from ..chem.leftover import (
     leftover_composition,
     leftover_fixed_order,
     leftover_from_composition,
@@ -54,7 +50,7 @@ def _rexgen_pairs(edits: str) -> set[frozenset[int]]:
     return out
 
 
-def run(path: Path, limit: int | None, source: str = "all", leftover: bool = True) -> dict[str, Any]:
+def label_report(path: Path, limit: int | None, source: str = "all", leftover: bool = True) -> dict[str, Any]:
     causes: Counter = Counter()
     n_changed: Counter = Counter()
     stats: Counter = Counter()
@@ -122,7 +118,7 @@ def run(path: Path, limit: int | None, source: str = "all", leftover: bool = Tru
     }
 
 
-def markdown(r: dict[str, Any], split: str) -> str:
+def label_markdown(r: dict[str, Any], split: str) -> str:
     n = r["reactions"]
     lines = [
         f"## Gold edit labels: {split} ({n} base reactions, {r['seconds']} s)",
@@ -151,25 +147,3 @@ def markdown(r: dict[str, Any], split: str) -> str:
     for name, v in lo["rules"].items():
         lines.append(f"| {name} | {v['hits']} | {v['pct']:.2f} | {v['hits_order_sensitive']} / {s} |")
     return "\n".join(lines)
-
-
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--data", type=Path, required=True, help="a built dataset (gnnca data build --out)")
-    ap.add_argument("--split", default="train", choices=("train", "valid", "test"))
-    ap.add_argument("--limit", type=int, default=None, help="only the first N reactions")
-    ap.add_argument(
-        "--source", default="all", help="only records of one source: uspto_mit, uspto_full (a --extra build), all"
-    )
-    ap.add_argument("--labels-only", action="store_true", help="skip the (slow) leftover-chain rules")
-    args = ap.parse_args()
-    path = args.data / "uspto_bal" / f"reactions-{args.split}.jsonl"
-    if not path.exists():
-        sys.exit(f"no such file: {path}")
-    report = run(path, args.limit, args.source, not args.labels_only)
-    print(markdown(report, f"{args.split} ({args.source})"))
-    print("JSON " + json.dumps({"split": args.split, "source": args.source, **report}, sort_keys=True))
-
-
-if __name__ == "__main__":
-    main()
