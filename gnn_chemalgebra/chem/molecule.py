@@ -23,8 +23,18 @@ def canonical(mol: str, repr: Repr) -> str:
     if repr == "smiles":
         return canonical_smiles(mol)
     if repr == "formula":
-        return write_formula(parse_formula(mol, notation="extended"))
+        return _canonical_formula(mol)
     raise InputError(f"unknown representation {repr!r} (expected one of {', '.join(REPRS)})")
+
+
+@lru_cache(maxsize=200_000)
+def _canonical_formula(mol: str) -> str:
+    return write_formula(parse_formula(mol, notation="extended"))
+
+
+@lru_cache(maxsize=200_000)
+def _formula_elements(mol: str) -> Counter:
+    return parse_formula(mol, notation="extended")
 
 
 @lru_cache(maxsize=200_000)
@@ -37,7 +47,7 @@ def composition(mol: str, repr: Repr) -> Counter:
     if repr == "smiles":
         return Counter(_smiles_elements(mol))
     if repr == "formula":
-        return parse_formula(mol, notation="extended")
+        return Counter(_formula_elements(mol))  # a copy: callers may change theirs; molecules repeat across lines
     raise InputError(f"unknown representation {repr!r} (expected one of {', '.join(REPRS)})")
 
 

@@ -106,6 +106,7 @@ class Decoder:
         self.extent = extent
         self._comp_cache: dict[str, Any] = {}
         self._left_tab: tuple[list[str | None], torch.Tensor] | None = None
+        self._left_index: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # per K: (valid rows, gather index)
         self.comp_lookup: dict[tuple, str] = {}
         for s in vocab.items[1:]:
             self.comp_lookup.setdefault(tuple(sorted(self._comp(s).items())), s)
@@ -138,8 +139,10 @@ class Decoder:
         table[:, 0] = 0.0  # an element absent from the bag cannot be in the leftover
         table[elems] = lp
         names, comp = self._left_table()
-        ok = (comp < K).all(1) & (comp >= 0).all(1)
-        scores = table.gather(1, comp.clamp(0, K - 1).T.contiguous()).T.sum(1) if comp.numel() else torch.zeros(0)
+        if K not in self._left_index:  # the same for every line: computed once
+            self._left_index[K] = ((comp < K).all(1) & (comp >= 0).all(1), comp.clamp(0, K - 1).T.contiguous())
+        ok, index = self._left_index[K]
+        scores = table.gather(1, index).T.sum(1) if comp.numel() else torch.zeros(0)
         scores = torch.where(ok, scores, torch.full_like(scores, float("-inf")))
         cands: dict[str | None, float] = {}
         for j in torch.argsort(scores, descending=True)[:k].tolist():
@@ -205,7 +208,8 @@ class Decoder:
     def decode(self, ex: BagExample, r: dict[str, Any], beam: int = 1, scorer: Any = None) -> DecodeResult:
         """Hypotheses for one example from its network outputs ``r`` (see :class:`~.runner.ModelRunner`)."""
         rule = extent_rule_for(ex.terms, self.extent)
-        vocab_extras = [self.vocab.items[j] for j in range(1, len(self.vocab)) if float(r["extra_p"][j]) > 0.5]
+        extra_p = r["extra_p"][: len(self.vocab)].tolist()  # one conversion, not one per vocabulary entry
+        vocab_extras = [self.vocab.items[j] for j in range(1, len(self.vocab)) if extra_p[j] > 0.5]
         left_cands = self.leftover_candidates(r)
         left = left_cands[0][0] if left_cands else None
         logp = torch.log(r["role_p"].clamp(min=1e-12))
