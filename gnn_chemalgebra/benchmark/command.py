@@ -46,6 +46,15 @@ def _split(value: str) -> tuple[str, ...]:
     return tuple(v for v in value.split(",") if v)
 
 
+def _emit(table: str, result: Any, json_out: Path | None) -> None:
+    """The readable table on stdout; the measurements as JSON too when asked."""
+    from ..io import atomic_write_json
+
+    typer.echo(table)
+    if json_out is not None:
+        atomic_write_json(json_out, result)
+
+
 def _command(ctx: typer.Context) -> str:
     """The invocation as typed when it came from the ``gnnca`` script, else rebuilt from the options that differ
     from their defaults (tests, ``python -m``)."""
@@ -204,7 +213,6 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         json_out: Path = typer.Option(None, "--json", help="Also write the measurements here."),
     ) -> None:
         """GNN vs Transformer training and prediction speed, side by side in one run (medians, ratios)."""
-        from ..io import atomic_write_json
         from .speed import SpeedOptions, measure_speed, speed_table
 
         opts = SpeedOptions(
@@ -212,9 +220,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
             gnn_checkpoint, tf_checkpoint,
         )  # fmt: skip
         res = measure_speed(opts, log=lambda m: typer.echo(m, err=True))
-        typer.echo(speed_table(res))
-        if json_out is not None:
-            atomic_write_json(json_out, res)
+        _emit(speed_table(res), res, json_out)
 
     @bench.command("gpu")
     @wrap
@@ -228,13 +234,10 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         json_out: Path = typer.Option(None, "--json", help="Also write the rows here."),
     ) -> None:
         """bf16 vs fp32 on CUDA vs the CPU: training speed and loss side by side (exit 1 if bf16 drifts)."""
-        from ..io import atomic_write_json
         from .gpu import GpuOptions, gpu_check, gpu_table
 
         res = gpu_check(GpuOptions(built, variant, config, lines, epochs=epochs, tol=tol))
-        typer.echo(gpu_table(res))
-        if json_out is not None:
-            atomic_write_json(json_out, res)
+        _emit(gpu_table(res), res, json_out)
         if not res["mixed_precision_ok"]:
             raise typer.Exit(1)
 
@@ -252,16 +255,13 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         json_out: Path = typer.Option(None, "--json", help="Also write the measurements here."),
     ) -> None:
         """Peak memory of the builder and of one training epoch at several sizes, extrapolated to the paper's."""
-        from ..io import atomic_write_json
         from .memory import measure_memory, memory_table
 
         res = measure_memory(
             built, variant, [int(x) for x in _split(build_limits)], [int(x) for x in _split(train_lines)], lazy,
             config, log=lambda m: typer.echo(m, err=True),
         )  # fmt: skip
-        typer.echo(memory_table(res))
-        if json_out is not None:
-            atomic_write_json(json_out, res)
+        _emit(memory_table(res), res, json_out)
 
     @bench.command("ceiling-approx")
     @wrap
@@ -324,13 +324,10 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         json_out: Path = typer.Option(None, "--json", help="Also write the rows here."),
     ) -> None:
         """The decoder's options (coefficient evidence, closed-shell check) off and on, EM side by side."""
-        from ..io import atomic_write_json
         from .ablation import ablation_table, decode_ablation
 
         rows = decode_ablation(checkpoint, built, variant, _split(settings), limit)
-        typer.echo(ablation_table(rows))
-        if json_out is not None:
-            atomic_write_json(json_out, {"checkpoint": str(checkpoint), "variant": variant, "rows": rows})
+        _emit(ablation_table(rows), {"checkpoint": str(checkpoint), "variant": variant, "rows": rows}, json_out)
 
     @bench.command("roles")
     @wrap
