@@ -83,6 +83,9 @@ def test_tables_reproduce_the_committed_ones():
     assert benchmark_table(records) == (RESULTS / "benchmark_table.md").read_text()
     gnn = [r for r in records if r["model"] in ("oracle", "bayes_ceiling", "gnn", "gnn_naive")]
     assert gnn_table(gnn) == (RESULTS / "gnn_table.md").read_text()
+    readme = (RESULTS.parent / "README.md").read_text()
+    block = readme.split("<!-- results-table -->\n", 1)[1].split("<!-- /results-table -->", 1)[0]
+    assert block == benchmark_table(records)  # the README carries the regenerated table
 
 
 def test_extra_training_data_adds_columns_without_touching_local_rows():
