@@ -43,8 +43,8 @@ def score(pred: Predictor, examples: list, batch_size: int = 64) -> dict:
     for s in range(0, len(examples), batch_size):
         chunk = examples[s : s + batch_size]
         outs = pred.forward([to_data(ex, pred.feat, pred.vocab, i, labels=False) for i, ex in enumerate(chunk)])
-        if pred.edit is not None:
-            pred.warm_edit_cache(chunk, outs)
+        dec = pred.decoder
+        dec.warm_edit_cache(chunk, outs)
         for ex, r in zip(chunk, outs, strict=True):
             rec = pred.decode_one(ex, r)
             lines.append(rec["prediction"])
@@ -52,9 +52,9 @@ def score(pred: Predictor, examples: list, batch_size: int = 64) -> dict:
             nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, arg, strict=True)}
             left = pred.leftover_candidates(r)
             extras = [left[0][0]] if left and left[0][0] else []
-            comps = {m: pred._comp(m) for m in [*ex.mols, *extras]}
-            d = decode_bag(ex.terms, nu, extras, comps, pred.repr, ex.vtype, ex.cset, comp_lookup=pred.comp_lookup)
-            first_ok += bool(pred._acceptable(d))
+            comps = {m: dec._comp(m) for m in [*ex.mols, *extras]}
+            d = decode_bag(ex.terms, nu, extras, comps, pred.repr, ex.vtype, ex.cset, comp_lookup=dec.comp_lookup)
+            first_ok += bool(dec.acceptable(d))
             gold = [gold_nu(n) for n in ex.nu_in]
             ok_all = True
             for m, g in zip(ex.mols, gold, strict=True):

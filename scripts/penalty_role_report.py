@@ -1,0 +1,91 @@
+"""Collect the penalty ablation and the Type-1/Type-2 role gap (issue 14.2/14.4) into results JSON + tables.
+
+Reads the records of ``scripts/eval_roles_balance.py`` (one JSON line each) and each run's ``summary.json``;
+writes ``results/penalty_ablation.json`` and ``results/role_gap.json`` and prints the README tables. The
+commands that made every record are stored beside it (``train_command`` from the run, ``eval_command``).
+
+    python scripts/penalty_role_report.py --evals results/G_eval.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from gnn_chemalgebra.io import atomic_write_text
+
+TRAIN = (
+    "gnnca train --config configs/gnn_cpu.yaml --set train.lr_schedule=cosine --set train.seed=0 "
+    "--set train.max_steps=600 --set run_dir={run_dir} {sets}"
+)
+EVAL = "python scripts/eval_roles_balance.py --built built/full --checkpoint {checkpoint} --variant {variant}{limit}"
+
+
+def run_record(checkpoint: str) -> dict:
+    run_dir = Path(checkpoint).parent
+    s = json.loads((run_dir / "summary.json").read_text())
+    return {
+        "run_dir": str(run_dir),
+        "steps": s["steps"],
+        "best_step": s["best_step"],
+        "val_EM_best": round(float(s["best"].get("EM", float("nan"))), 2),
+        "train_s": round(float(s["train_s"]), 1),
+        "train_lines": s.get("train_lines"),
+    }
+
+
+def sets_of(run_dir: str) -> str:
+    """The --set flags of each run of this report (kept next to the figures)."""
+    table = {
+        "runs/G_pen/F_T1_x1_w0.0": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T1_x1 "
+        "--set train.mass_balance_weight=0.0",
+        "runs/G_pen/F_T1_x1_w0.1": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T1_x1 "
+        "--set train.mass_balance_weight=0.1",
+        "runs/G_roles/F_T2_x1_base": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T2_x1",
+        "runs/G_roles/F_T2_x1_mixed": "--set data.dir=built/G_mixed --set data.variant=ChemAlgebra_F_T2_x1 "
+        "--set model.mult_features=false --set model.product_features=true "
+        "(built/G_mixed: python scripts/mix_type_lines.py --built built/full --variant ChemAlgebra_F_T2_x1 "
+        "--out built/G_mixed)",
+        "runs/G_roles/F_T2_x1_features": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T2_x1 "
+        "--set model.mult_features=false --set model.product_features=true",
+        "runs/G_roles/F_T2_x1_mixed_default": "--set data.dir=built/G_mixed --set data.variant=ChemAlgebra_F_T2_x1",
+    }
+    return table.get(run_dir, "")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--evals", type=Path, default=Path("results/G_eval.jsonl"))
+    ap.add_argument("--out-dir", type=Path, default=Path("results"))
+    args = ap.parse_args()
+    recs = [json.loads(line) for line in args.evals.read_text().splitlines() if line.strip()]
+    for r in recs:
+        run = run_record(r["checkpoint"])
+        r["train"] = run
+        r["train_command"] = TRAIN.format(run_dir=run["run_dir"], sets=sets_of(run["run_dir"]))
+        limit = f" --limit {r['n']}" if r["n"] not in (17822, 11874) else ""
+        r["eval_command"] = EVAL.format(checkpoint=r["checkpoint"], variant=r["variant"], limit=limit)
+    ablation = [r for r in recs if "/G_pen/" in r["checkpoint"] and r["n"] == 17822]
+    roles = [r for r in recs if r["n"] != 17822]
+    atomic_write_text(args.out_dir / "penalty_ablation.json", json.dumps(ablation, indent=1) + "\n")
+    atomic_write_text(args.out_dir / "role_gap.json", json.dumps(roles, indent=1) + "\n")
+    print("| train.mass_balance_weight | EM | first hypothesis balances | role line acc | val EM (best) | train s |")
+    print("|---|---|---|---|---|---|")
+    for r in ablation:
+        w = r["checkpoint"].split("_w")[-1].split("/")[0]
+        print(f"| {w} | {r['EM']} | {r['first_hypothesis_balanced']} | {r['role_line_acc']} | "
+              f"{r['train']['val_EM_best']} | {r['train']['train_s']} |")  # fmt: skip
+    print()
+    print("| model | lines | n | roles all right (head) | (decoded) | consumed | spectator | product present | EM |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in roles:
+        by = r["role_acc_by_gold_role"]
+        acc = {k: by.get(k, {}).get("acc", "-") for k in ("consumed", "spectator", "product present")}
+        print(f"| {r['label']} | {r['variant'].replace('ChemAlgebra_', '')} {r['split']} | {r['n']} | "
+              f"{r['role_line_acc']} | {r['role_line_acc_decoded']} | {acc['consumed']} | {acc['spectator']} | "
+              f"{acc['product present']} | {r['EM']} |")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
