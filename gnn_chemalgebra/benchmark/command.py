@@ -107,9 +107,15 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         set_: list[str] = typer.Option([], "--set", help="GNN config override key=value (repeatable)."),
         tf_config: str = typer.Option("configs/transformer_steps.yaml", "--tf-config", help="Transformer preset."),
         tf_steps: int = typer.Option(5000, "--tf-steps", help="Transformer steps (at least the GNN's on the cell)."),
-        tf_limit_test: int = typer.Option(2000, "--tf-limit-test", help="Transformer: first N test lines."),
+        tf_limit_test: int = typer.Option(0, "--tf-limit-test", help="Transformer: first N formula lines (0: all)."),
+        tf_limit_test_smiles: int = typer.Option(2000, "--tf-limit-test-smiles", help="Transformer: first N SMILES."),
         tf_beam: int = typer.Option(1, "--tf-beam", help="Transformer decoding beam (1 = greedy)."),
-        tf_tokenizer: str = typer.Option("", "--tf-tokenizer", help="Transformer data.tokenizer (config's)."),
+        tf_tokenizer: str = typer.Option(
+            "",
+            "--tf-tokenizer",
+            "--tokenizer",
+            help="Transformer coefficients: paper ({k} one token) or digit ({, digits, }; records transformer_digit).",
+        ),
         tf_model: str = typer.Option("transformer", "--tf-model", help="Record model name, e.g. transformer_digit."),
         tf_runs: Path = typer.Option(Path("runs"), "--tf-runs", help="Parent of the Transformer run folders."),
         tf_set: list[str] = typer.Option([], "--tf-set", help="Transformer config override (repeatable)."),
@@ -127,6 +133,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         )  # fmt: skip
         tf = TransformerOptions(
             runs=tf_runs, config=tf_config, steps=tf_steps, limit_test=tf_limit_test, beam=tf_beam,
+            limit_test_smiles=tf_limit_test_smiles,
             tokenizer=tf_tokenizer, model_name=tf_model, tasks=_split(tasks), overrides=list(tf_set), **common,  # type: ignore[arg-type]
         )  # fmt: skip
         opts = BenchOptions(
@@ -328,6 +335,24 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
 
         rows = decode_ablation(checkpoint, built, variant, _split(settings), limit)
         _emit(ablation_table(rows), {"checkpoint": str(checkpoint), "variant": variant, "rows": rows}, json_out)
+
+    @bench.command("curves")
+    @wrap
+    def curves(
+        run: list[str] = typer.Option(..., "--run", help="Run folder (metrics.jsonl): DIR or LABEL=DIR; repeat."),
+        out: Path = typer.Option(Path("results/transformer_curves.png"), "--out", help="PNG to write."),
+        title: str = typer.Option("", "--title", help="Figure title."),
+    ) -> None:
+        """Validation EM and token accuracy against optimiser steps of Transformer and GNN runs (one PNG)."""
+        import json
+
+        from .curves import curves_summary, parse_run_spec, plot_curves, read_curve
+
+        curves = [read_curve(path, label) for label, path in map(parse_run_spec, run)]
+        plot_curves(curves, out, title)
+        for row in curves_summary(curves):
+            typer.echo(json.dumps(row))
+        typer.echo(f"wrote {out}", err=True)
 
     @bench.command("roles")
     @wrap

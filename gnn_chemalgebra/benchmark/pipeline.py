@@ -20,6 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..config import load_config
 from ..data.layout import VARIANTS, variant_short
 from ..errors import InputError
 from .ceilings import add_prefix_ceilings, ceiling_records
@@ -103,6 +104,8 @@ def run_stages(opts: BenchOptions) -> list[Record]:
     if "transformer" in opts.stages:
         topts = opts.transformer or TransformerOptions(built=opts.built)
         topts.resume = opts.resume
+        if not topts.batch_size:  # the GNN's batch size in reactions, so both see the same data per step
+            topts.batch_size = int(load_config(gopts.config, gopts.overrides)["train"]["batch_size"])
         gnn = load_records(out / "gnn.json")
         for v in variants:
             have = load_records(out / "transformer.json") if opts.resume else []

@@ -2,8 +2,10 @@
 
 Standard model (``train``/``valid``) for test_in and test_out, cross model (``train_cross``/``valid_cross``)
 for test_cross. Its budget is optimiser steps, never below the GNN's on the same cell: ``max(steps, GNN
-train_steps)``. Greedy (or beam) decoding of the first ``limit_test`` lines; a decoded line with broken ``{k}``
-syntax is scored as an empty prediction and counted (``malformed_predictions``).
+train_steps)``, with the GNN's batch size in reactions. Greedy (or beam) decoding of the whole formula test sets
+and the first ``limit_test_smiles`` lines of SMILES ones (the GNN's rows); a decoded line with broken ``{k}``
+syntax is scored as an empty prediction and counted (``malformed_predictions``). ``tokenizer`` picks the
+coefficient level (``paper``: ``{k}`` one token; ``digit``: records and run folders named ``transformer_digit``).
 """
 
 from __future__ import annotations
@@ -32,16 +34,24 @@ class TransformerOptions:
     runs: Path = Path("runs")
     config: str = "configs/transformer_steps.yaml"  # issue 15's protocol: steps, cosine, early stopping on val EM
     steps: int = 5000
-    limit_test: int = 2000
+    limit_test: int = 0  # formula test sets: first N lines (0 = all)
+    limit_test_smiles: int = 2000  # SMILES test sets: first N lines (the GNN's rows)
     beam: int = 1
     max_len: int = 200
     threads: int = 1
-    tokenizer: str = ""  # data.tokenizer override ("" = the config's)
+    tokenizer: str = ""  # coefficient level, model.tokenizer: paper or digit ("" = the config's)
+    batch_size: int = 0  # reactions per optimiser step (0 = the config's); the pipeline passes the GNN's
     model_name: str = "transformer"
     tasks: tuple[str, ...] = ("std", "cross")
     training_data: str = LOCAL
     overrides: list[str] = field(default_factory=list)
     resume: bool = True
+
+    def __post_init__(self) -> None:
+        if self.tokenizer not in ("", "paper", "digit"):
+            raise InputError(f"Transformer tokenizer must be paper or digit, got {self.tokenizer!r}")
+        if self.tokenizer == "digit" and self.model_name == "transformer":
+            self.model_name = "transformer_digit"  # its own run folders and records beside the paper tokenizer's
 
 
 def well_formed(lines: Sequence[str], repr_: str) -> tuple[list[str], int]:
@@ -86,7 +96,9 @@ def train_run(
         f"train.max_steps={steps}", "train.max_minutes=0", f"train.num_threads={opts.threads}", "train.progress=false",
     ]  # fmt: skip
     if opts.tokenizer:
-        overrides.append(f"data.tokenizer={opts.tokenizer}")
+        overrides.append(f"model.tokenizer={opts.tokenizer}")
+    if opts.batch_size:
+        overrides.append(f"train.batch_size={opts.batch_size}")
     cfg = load_config(opts.config, [*overrides, *opts.overrides])
     done = read_marker(run_dir) if opts.resume else None
     if not finished(done, steps):
@@ -99,12 +111,13 @@ def train_run(
         done["wall_s"] = before + time.perf_counter() - t0  # wall time of every session of this run
         write_marker(run_dir, done)
     data = cfg["data"] if isinstance(cfg, dict) else cfg.data
+    level = _get(cfg, "model", "tokenizer") or "paper"
     facts = {
         "steps": done.get("step"),
         "best_step": done.get("best_step"),
         "train_lines": done.get("train_examples"),
         "batch_size": _get(cfg, "train", "batch_size"),
-        "tokenizer": tokenizer_name(data if isinstance(data, dict) else vars(data)),
+        "tokenizer": done.get("tokenizer") or tokenizer_name(data if isinstance(data, dict) else vars(data), level),
         "train_s": round(float(done.get("wall_s") or done.get("train_seconds") or 0.0), 1),
     }
     keep = ("step", "epoch", "stop_reason", "params", "train_examples", "train_reactions_per_s", "train_tokens_per_s",
@@ -127,8 +140,9 @@ def score_run(
         if not src_p.exists():
             continue
         src, tgt = read_lines(src_p), read_lines(tgt_p)
-        if opts.limit_test:
-            src, tgt = src[: opts.limit_test], tgt[: opts.limit_test]
+        limit = opts.limit_test_smiles if repr_ == "smiles" else opts.limit_test
+        if limit:
+            src, tgt = src[:limit], tgt[:limit]
             src_p = run_dir / f"src-{setting}.limited.txt"
             atomic_write_lines(src_p, src)
         t0 = time.perf_counter()

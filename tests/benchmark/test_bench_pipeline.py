@@ -60,7 +60,7 @@ def test_every_stage_writes_its_records(bench):
         assert {"steps", "best_step", "train_lines", "batch_size", "tokenizer", "train_s", "command"} <= set(r)
         gnn_steps = max(g["train_steps"] for g in gnn if g["model"] == "gnn" and g["variant"] == r["variant"])
         assert r["steps"] >= max(4, gnn_steps) and r["n"] == 5 and r["tokenizer"] == "formula"
-        assert r["train_lines"] == 32 and r["batch_size"] == 8
+        assert r["train_lines"] == 32 and r["batch_size"] == 16  # the GNN's (gnn_tiny.yaml), not transformer_tiny's 8
     trivial = _records(root, "trivial")
     assert {r["model"] for r in trivial} == {"copy_source", "type1_shortcut"} and len(trivial) == 12
     ceilings = _records(root, "ceilings")

@@ -1,0 +1,134 @@
+"""Learning curves (issue 15.5): validation EM and token accuracy against optimiser steps, read from each run's
+``metrics.jsonl``, Transformer runs beside the GNN's, so a reader sees where each one saturates.
+
+Both models log ``step`` = optimiser steps of ``train.batch_size`` reactions; the GNN logs ``val/EM`` (whole
+decoded lines), the Transformer ``val/val_em`` (greedy, on its first ``train.val_em_lines`` validation lines)
+and ``val/val_token_acc`` (teacher-forced, all validation lines). A resumed run may log a step twice (what a
+killed run wrote after its last checkpoint is trained again); the last value of a step wins.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import InputError
+
+EM_KEYS = ("val/val_em", "val/EM")  # Transformer, GNN
+TOKEN_ACC_KEY = "val/val_token_acc"
+
+
+@dataclass
+class Curve:
+    """One run's validation history (steps ascending)."""
+
+    label: str
+    run_dir: Path
+    steps: list[int] = field(default_factory=list)
+    em: list[float | None] = field(default_factory=list)
+    token_acc: list[float | None] = field(default_factory=list)
+
+    @property
+    def is_transformer(self) -> bool:
+        return any(v is not None for v in self.token_acc)
+
+    def best(self) -> tuple[int, float] | None:
+        """(step, EM) of the first best validation EM (ties: token accuracy), as early stopping reads it."""
+        rows = [(e, t or 0.0, -s) for s, e, t in zip(self.steps, self.em, self.token_acc, strict=True) if e is not None]
+        if not rows:
+            return None
+        e, _, s = max(rows)
+        return -s, e
+
+
+def read_curve(run_dir: Path, label: str = "") -> Curve:
+    """The validation rows of ``<run_dir>/metrics.jsonl`` (a missing or empty file is an error naming it)."""
+    path = Path(run_dir) / "metrics.jsonl"
+    if not path.is_file():
+        raise InputError("no metrics.jsonl in the run folder (has it validated yet?)", path=str(run_dir))
+    by_step: dict[int, dict[str, float]] = {}
+    lines = path.read_text(encoding="utf-8").splitlines()
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            rec = json.loads(line)
+        except json.JSONDecodeError:
+            if n == len(lines):
+                continue  # a line cut by a kill at the very end
+            raise InputError("not a JSON line", path=f"{path}:{n}") from None
+        if any(k.startswith("val/") for k in rec):
+            by_step.setdefault(int(rec["step"]), {}).update({k: float(v) for k, v in rec.items() if k != "step"})
+    curve = Curve(label or Path(run_dir).name, Path(run_dir))
+    for step in sorted(by_step):
+        vals = by_step[step]
+        curve.steps.append(step)
+        curve.em.append(next((vals[k] for k in EM_KEYS if k in vals), None))
+        curve.token_acc.append(vals.get(TOKEN_ACC_KEY))
+    if not curve.steps:
+        raise InputError("no validation rows in metrics.jsonl yet", path=str(path))
+    return curve
+
+
+def parse_run_spec(spec: str) -> tuple[str, Path]:
+    """``LABEL=DIR`` or ``DIR`` (label = folder name)."""
+    label, sep, rest = spec.partition("=")
+    return (label, Path(rest)) if sep else ("", Path(spec))
+
+
+def plot_curves(curves: Sequence[Curve], path: Path, title: str = "") -> Path:
+    """Two panels over optimiser steps (log axis: the GNN's hundreds beside the Transformer's thousands):
+    validation EM of every run, and the Transformer runs' token accuracy; each run's best EM marked."""
+    if not curves:
+        raise InputError("no runs to plot")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (ax_em, ax_tok) = plt.subplots(1, 2, figsize=(13, 4.8), sharex=True)
+    for i, c in enumerate(curves):
+        color = f"C{i}"
+        style = "-" if c.is_transformer else "--"
+        pts = [(s, e) for s, e in zip(c.steps, c.em, strict=True) if e is not None]
+        if pts:
+            ax_em.plot(
+                *zip(*pts, strict=True), style, marker=".", color=color, label=f"{c.label} (to step {c.steps[-1]:,})"
+            )
+        if (b := c.best()) is not None:
+            ax_em.plot([b[0]], [b[1]], "o", ms=9, mfc="none", color=color)
+        tok = [(s, t) for s, t in zip(c.steps, c.token_acc, strict=True) if t is not None]
+        if tok:
+            ax_tok.plot(*zip(*tok, strict=True), style, marker=".", color=color, label=c.label)
+    ax_em.set_ylabel("validation exact match (%)")
+    ax_tok.set_ylabel("validation token accuracy (%, teacher-forced)")
+    ax_tok.set_title("Transformer runs only (the GNN writes no tokens)", fontsize=9)
+    for ax in (ax_em, ax_tok):
+        ax.set_xscale("log")
+        ax.set_xlabel("optimiser steps")
+        ax.grid(alpha=0.3, which="both")
+    ax_em.set_ylim(0, 100)
+    ax_tok.set_ylim(0, 100)
+    ax_em.legend(fontsize=8, loc="best")
+    if any(c.is_transformer for c in curves):
+        ax_tok.legend(fontsize=8, loc="lower right")
+    fig.suptitle(title or "Validation curves (circles: best EM; dashed: GNN)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def curves_summary(curves: Sequence[Curve]) -> list[dict[str, object]]:
+    """Per run: last step, best EM and its step, last token accuracy (what the README quotes)."""
+    out = []
+    for c in curves:
+        b = c.best()
+        tok = [t for t in c.token_acc if t is not None]
+        out.append({"label": c.label, "run_dir": str(c.run_dir), "last_step": c.steps[-1],
+                    "best_step": b[0] if b else None, "best_em": b[1] if b else None,
+                    "last_token_acc": tok[-1] if tok else None})  # fmt: skip
+    return out
