@@ -88,6 +88,9 @@ class ReactionPredictor:
         settings: Iterable[str] = (),
         coef_set: str = "auto",
     ) -> None:
+        from . import lazy_imports
+
+        lazy_imports.install()  # as gnnca does: torch._dynamo loads only if something uses it (faster start)
         from .config import DecodeConfig
         from .inference.decoder import extent_rule_for
         from .inference.run import decode_overrides
@@ -119,12 +122,15 @@ class ReactionPredictor:
             self._by_path[key] = pred
         return self._by_path[key]
 
-    def predict(self, lines: str | Iterable[str], *, beam: int = 1, batch_size: int = 64) -> list[Prediction]:
+    def predict(
+        self, lines: str | Iterable[str], *, beam: int = 1, batch_size: int = 256, workers: int = 1
+    ) -> list[Prediction]:
         """Predict reaction lines: ``{k}MOL.{k}MOL`` bags (SMILES or formulas), bare ``MOL.MOL`` or reaction
         SMILES ``reactants>reagents>``; one string may hold several lines. Blank lines and ``#`` comments are
         passed over (``Prediction.line`` is the 1-based line number); a bad line raises
         :class:`~gnn_chemalgebra.errors.InputError` naming it. Without a checkpoint, the bundled model of the
-        input's representation is used."""
+        input's representation is used. ``workers > 1`` decodes batches in that many processes (large inputs;
+        call it under ``if __name__ == "__main__":`` in a script, as multiprocessing's spawn requires)."""
         from .inference.run import default_checkpoint, predict_inputs
 
         items = lines.splitlines() if isinstance(lines, str) else list(lines)
@@ -140,6 +146,7 @@ class ReactionPredictor:
             beam=beam,
             batch_size=batch_size,
             skip_invalid=False,
+            workers=workers,
         )
         return [Prediction.from_record(r) for r in res.records]
 

@@ -310,6 +310,10 @@ def predict_cmd(
     ),
     coef_set: str = typer.Option("auto", "--coef-set", help="Type 2 prior: in | out | auto (from the input)."),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto."),
+    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Lines per network batch."),
+    workers: int = typer.Option(
+        1, "--workers", min=1, help="Processes decoding batches in parallel (each loads the model; large files)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar (shown for more than 1,000 lines on a tty)."),
 ) -> None:
     """Predict balanced target lines (benchmark format) for reactions with or without coefficients.
@@ -349,8 +353,10 @@ def predict_cmd(
         source_name=name,
         coef_set=coef_set,
         beam=beam,
+        batch_size=batch_size,
         skip_invalid=skip_invalid,
         progress=wanted(len(read.inputs), quiet=quiet),
+        workers=workers,
     )
     for r in res.records:
         typer.echo(json.dumps(r) if as_json else r["prediction"])

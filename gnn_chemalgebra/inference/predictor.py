@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -17,12 +18,30 @@ import torch
 from ..config import DecodeConfig
 from ..data.dataset import BagExample, ExtraVocab
 from ..data.featurize import Featurizer
+from ..errors import InputError
 from .decode import Decoded
 from .decoder import Decoder, Hypothesis, kbest_assignments
 from .report import build_record
 from .runner import ModelRunner, load_edit_model, load_model
 
-__all__ = ["Predictor", "kbest_assignments", "load_edit_model"]
+__all__ = ["Predictor", "PredictorSpec", "kbest_assignments", "load_edit_model"]
+
+
+@dataclass(frozen=True)
+class PredictorSpec:
+    """How to load a predictor again (another process: ``gnnca predict --workers``): checkpoint, device, edit
+    model, extent rule and decode settings; picklable, unlike a loaded model."""
+
+    checkpoint: str
+    device: str = "cpu"
+    edit_checkpoint: str | None = None
+    extent: str = "auto"
+    settings: DecodeConfig | None = None
+
+    def load(self) -> Predictor:
+        return Predictor.from_checkpoint(
+            self.checkpoint, self.device, self.edit_checkpoint, extent=self.extent, settings=self.settings
+        )
 
 
 class Predictor:
@@ -45,6 +64,7 @@ class Predictor:
             settings.edit_beam = edit_beam
         self.runner = ModelRunner(model, feat, vocab, vtype, device)
         self.decoder = Decoder(feat, vocab, settings, edit=edit, extent=extent)
+        self.source: PredictorSpec | None = None  # set when loaded from a checkpoint
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -62,7 +82,15 @@ class Predictor:
         ``$GNNCA_EDIT_CHECKPOINT``, the bundled one, or ``runs/edits_cpu/best.pt``)."""
         lm = load_model(path, device, edit_checkpoint)
         r = lm.runner
-        return cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, None, settings or lm.settings, extent)
+        pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, None, settings or lm.settings, extent)
+        pred.source = PredictorSpec(str(path), str(r.device), edit_checkpoint, extent)
+        return pred
+
+    def spec(self) -> PredictorSpec:
+        """This predictor as a :class:`PredictorSpec` (its current extent rule and decode settings)."""
+        if self.source is None:
+            raise InputError("this predictor was built in memory, not loaded from a checkpoint: no workers")
+        return dataclasses.replace(self.source, extent=self.extent, settings=dataclasses.replace(self.settings))
 
     @classmethod
     def build(cls, cfg_model: dict, feat: Featurizer, vocab: ExtraVocab, vtype: int) -> Predictor:

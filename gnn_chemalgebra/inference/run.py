@@ -106,13 +106,16 @@ def predict_inputs(
     source_name: str = "-",
     coef_set: str = "auto",
     beam: int = 1,
-    batch_size: int = 64,
+    batch_size: int = 256,
     skip_invalid: bool = True,
     progress: bool = False,
+    workers: int = 1,
 ) -> PredictResult:
     """Predict the lines :func:`~gnn_chemalgebra.chem.bagfile.read_reaction_lines` read. A line that the
     checkpoint cannot take (formulas for a SMILES model) is refused like an unreadable one (raised unless
-    ``skip_invalid``). ``progress``: a bar on stderr (see :mod:`gnn_chemalgebra.progress`)."""
+    ``skip_invalid``). ``progress``: a bar on stderr (see :mod:`gnn_chemalgebra.progress`). ``workers > 1``:
+    batches are decoded by that many processes, each loading the predictor once (results in input order; the
+    per-line decode, not the network, bounds the speed on CPU)."""
     res = PredictResult(invalid=[str(e) for e in read.refused], repr=read.repr)
     examples: list[BagExample] = []
     numbers: list[int] = []
@@ -126,14 +129,49 @@ def predict_inputs(
             continue
         numbers.append(n)
     outs: list[dict[str, Any]] = []
+    chunks = [examples[s : s + batch_size] for s in range(0, len(examples), batch_size)]
     with bar(len(examples), "predict", enabled=progress) as b:
-        for s in range(0, len(examples), batch_size):
-            chunk = examples[s : s + batch_size]
-            outs += predictor.predict(chunk, batch_size=batch_size, beam=beam)
-            b.update(len(chunk))
+        if workers > 1 and len(chunks) > 1:
+            outs = _predict_in_workers(predictor.spec(), chunks, workers, beam, b)
+        else:
+            for chunk in chunks:
+                outs += predictor.predict(chunk, batch_size=batch_size, beam=beam)
+                b.update(len(chunk))
     for n, ex, o in zip(numbers, examples, outs, strict=True):
         res.records.append({"line": n, "source": format_bag(ex.terms), "coef_set": ex.cset, **o})
     return res
+
+
+_WORKER: Any = None
+
+
+def _load_worker(spec: Any) -> None:
+    """Pool initializer: one predictor per worker process, one thread each (the processes are the parallelism)."""
+    import torch
+
+    global _WORKER
+    torch.set_num_threads(1)
+    _WORKER = spec.load()
+
+
+def _predict_chunk(job: tuple[list[BagExample], int]) -> list[dict[str, Any]]:
+    examples, beam = job
+    return _WORKER.predict(examples, batch_size=len(examples), beam=beam)
+
+
+def _predict_in_workers(
+    spec: Any, chunks: list[list[BagExample]], workers: int, beam: int, progress_bar: Any
+) -> list[dict[str, Any]]:
+    """``chunks`` decoded by a pool of ``workers`` spawned processes (spawn: no forked torch threads)."""
+    import multiprocessing
+
+    outs: list[dict[str, Any]] = []
+    ctx = multiprocessing.get_context("spawn")
+    with ctx.Pool(min(workers, len(chunks)), initializer=_load_worker, initargs=(spec,)) as pool:
+        for chunk, got in zip(chunks, pool.imap(_predict_chunk, [(c, beam) for c in chunks]), strict=True):
+            outs += got
+            progress_bar.update(len(chunk))
+    return outs
 
 
 def predict_lines(
@@ -145,7 +183,7 @@ def predict_lines(
     coef_set: str = "auto",
     skip_invalid: bool = False,
     beam: int = 1,
-    batch_size: int = 64,
+    batch_size: int = 256,
 ) -> PredictResult:
     """Read and predict ``lines``: refused lines raise (located) unless ``skip_invalid``, then they are listed
     in ``invalid``. ``repr`` ``auto`` decides per line within one representation per input."""

@@ -102,3 +102,5 @@ def test_settings_are_settable_through_the_predictor() -> None:
     assert pred.decoder.extent == "limiting"
     with pytest.raises(InputError):
         pred.extent = "most"
+    with pytest.raises(InputError, match="built in memory"):
+        pred.spec()  # workers reload a predictor from its checkpoint; an in-memory one has none

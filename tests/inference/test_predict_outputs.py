@@ -115,3 +115,10 @@ def test_decode_settings_come_from_the_checkpoint_and_set(tmp_path: Path) -> Non
     assert res.exit_code == 0 and "{3}C9H11NO" in res.stdout.split("\n")[0].split(".")
     res = _predict(["--set", "decode.balance_bem=8"], AMOUNTS + "\n")
     assert res.exit_code == 2 and "did you mean" in res.stderr
+
+
+def test_workers_and_batch_size_leave_every_prediction_unchanged() -> None:
+    case = GOLDEN / "formula_t2.in"
+    res = CliRunner().invoke(app_(), ["predict", str(case), "--workers", "2", "--batch-size", "100"])
+    assert res.exit_code == 0, res.output
+    assert res.stdout.splitlines() == (GOLDEN / "formula_t2.out").read_text().splitlines()
