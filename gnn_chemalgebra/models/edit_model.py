@@ -18,11 +18,10 @@ from typing import Any
 import torch
 from torch import nn
 from torch.nn import functional as F
-from torch_geometric.utils import scatter
 
 from ..data.edit_dataset import H_ZERO, IGNORE, N_BOND_CLASSES, N_DIST, N_H_CLASSES, N_Q_CLASSES, Q_ZERO
 from ..data.featurize import COMP_DIM
-from .blocks import ConvStack, DenseSetAttention, mlp
+from .blocks import ConvStack, DenseSetAttention, mlp, scatter
 
 DEFAULT_HPARAMS: dict[str, Any] = {
     "hidden": 128,

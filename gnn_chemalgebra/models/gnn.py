@@ -12,11 +12,10 @@ from typing import Any
 
 import torch
 from torch import nn
-from torch_geometric.utils import scatter
 
 from ..algebra.roles import ROLE_NU
 from ..data.featurize import N_COEF_CLASSES, N_EXTENT_FEATURES
-from .blocks import BAG_MIXERS, SET_ENCODERS, ConvStack, mlp
+from .blocks import BAG_MIXERS, SET_ENCODERS, ConvStack, mlp, scatter
 from .product_evidence import N_PRODUCT_FEATURES, product_evidence
 
 MODEL_NAMES = ("gnn", "naive")

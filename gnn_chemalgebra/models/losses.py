@@ -6,8 +6,8 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
-from torch_geometric.utils import scatter
 
+from .blocks import scatter
 from .penalty import expected_leftover_slots, expected_vocab_leftover, mass_balance_penalty
 
 LEFT_CHARGE_SHIFT = 2  # leftover charge class = charge + 2 (models.gnn.CHARGE_SHIFT, data.dataset's labels)

@@ -17,7 +17,8 @@ leftover -- costs, with gradients into both heads.
 from __future__ import annotations
 
 import torch
-from torch_geometric.utils import scatter
+
+from .blocks import scatter
 
 
 def expected_nu_composition(
