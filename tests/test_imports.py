@@ -16,6 +16,7 @@ facade: it defines ``__version__`` (which any floor may import) and forwards ``l
 from __future__ import annotations
 
 import ast
+import re
 from collections import defaultdict
 from pathlib import Path
 
@@ -43,9 +44,6 @@ FLOORS: dict[str, int] = {
 }
 # Same-floor edges that are allowed (importer, imported); every other same-floor pair must not touch.
 SAME_FLOOR_ALLOWED = {("training", "evaluation")}
-# Known upward edges being removed (reported as xfail while present, green by itself once gone). Empty since the
-# training engine takes the GNN's line validator injected from inference.validation (issue 10.2).
-KNOWN_UPWARD: dict[tuple[str, str], str] = {}
 TORCH_FREE = ("chem", "algebra")
 TORCH_MODULES = ("torch", "torch_geometric")
 
@@ -183,19 +181,15 @@ def test_no_module_imports_a_higher_floor() -> None:
     bad = [
         f"{src} (floor {FLOORS[src]}) imports {dst} (floor {FLOORS[dst]}) at {', '.join(where)}"
         for (src, dst), where in sorted(edges.items())
-        if _upward(src, dst) and (src, dst) not in KNOWN_UPWARD
+        if _upward(src, dst)
     ]
     assert not bad, "\n".join(bad)
-    known = [f"{s} -> {d}: {why}" for (s, d), why in KNOWN_UPWARD.items() if (s, d) in edges]
-    if known:
-        pytest.xfail("known upward edge still present: " + "; ".join(known))
 
 
 def test_the_package_graph_has_no_cycle() -> None:
     graph: dict[str, set[str]] = defaultdict(set)
     for src, dst in package_edges():
-        if (src, dst) not in KNOWN_UPWARD:
-            graph[src].add(dst)
+        graph[src].add(dst)
     found = _find_cycle(graph)
     assert found is None, "package cycle: " + " -> ".join(found or [])
 
@@ -257,3 +251,28 @@ def test_chem_and_algebra_never_import_torch(unit: str) -> None:
         if target.split(".")[0] in TORCH_MODULES
     ]
     assert not bad, "\n".join(bad)
+
+
+def _architecture_block(readme: str) -> list[str]:
+    section = readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    return section.split("```", 2)[1].splitlines()[1:]
+
+
+def test_the_readme_architecture_draws_these_floors() -> None:
+    """README "Architecture" draws the floors top down, one row per floor: every unit of FLOORS is named in the
+    left column, a higher floor on an earlier row; units of one floor share a row (the ground floor's list may wrap)."""
+    readme = (PACKAGE_DIR.parent / "README.md").read_text(encoding="utf-8")
+    block = _architecture_block(readme)
+    column = len(block[0]) - len(block[0].split("  ", 1)[1].lstrip())  # where the descriptions start
+    rows = [line[:column] for line in block]
+    row_of = {}
+    for unit in FLOORS:
+        found = [i for i, left in enumerate(rows) if re.search(rf"(?<![\w/]){unit}(/|\.py\b|\b)", left)]
+        assert found, f"README Architecture does not name {unit!r}"
+        row_of[unit] = found[0]
+    for a in FLOORS:
+        for b in FLOORS:
+            if FLOORS[a] > FLOORS[b]:
+                assert row_of[a] < row_of[b], f"README draws {a} (floor {FLOORS[a]}) below {b} (floor {FLOORS[b]})"
+            elif FLOORS[a] == FLOORS[b] and FLOORS[a] > 0:
+                assert row_of[a] == row_of[b], f"README draws {a} and {b} (both floor {FLOORS[a]}) apart"
