@@ -92,15 +92,14 @@ class ReactionPredictor:
 
         lazy_imports.install()  # as gnnca does: torch._dynamo loads only if something uses it (faster start)
         from .config import DecodeConfig
-        from .inference.decoder import extent_rule_for
-        from .inference.run import decode_overrides
+        from .inference.run import decode_overrides, resolve_extent
 
         settings = list(settings)
-        extent_rule_for([], extent)  # an unknown rule or setting fails here, not at the first prediction
+        # an unknown rule or setting fails here, not at the first prediction; lines given here are free input
+        self.extent = resolve_extent(extent, None)
         decode_overrides(DecodeConfig(), settings)
         self.checkpoint = checkpoint
         self.device = device
-        self.extent = extent
         self.edit_checkpoint = None if edit_checkpoint is None else str(edit_checkpoint)
         self.settings = settings
         self.coef_set = coef_set
@@ -163,8 +162,9 @@ def load_predictor(
     """A predictor for reaction lines.
 
     ``checkpoint``: a GNN checkpoint (default: ``$GNNCA_CHECKPOINT``, else the bundled model matching each
-    input's representation). ``extent``: ``auto`` (benchmark-looking coefficients 1..10 -> ``bayes``, other
-    amounts -> ``limiting``), ``bayes`` or ``limiting``. ``settings``: ``decode.key=value`` overrides of the
+    input's representation). ``extent``: ``auto`` (= ``limiting``: lines given here are read as amounts
+    and the limiting reactant is consumed), ``limiting``, or ``bayes`` (the benchmark's rule, for benchmark
+    lines). ``settings``: ``decode.key=value`` overrides of the
     checkpoint's decode section, as ``gnnca predict --set``."""
     return ReactionPredictor(
         checkpoint,

@@ -282,8 +282,8 @@ def predict_cmd(
         "auto",
         "--extent",
         help="Extent of reaction: bayes (the benchmark's rule: Type 1 read off, Type 2 its posterior), limiting "
-        "(your coefficients are amounts: the limiting reactant is consumed), or auto (bayes for a line whose "
-        "coefficients all lie in the benchmark's sets 1..10, limiting for any other line).",
+        "(your coefficients are amounts: the limiting reactant is consumed), or auto (bayes for a benchmark "
+        "source file src-*.txt as gnnca data build writes it, limiting for stdin and any other file).",
     ),
     set_: list[str] = typer.Option(
         [],
@@ -323,14 +323,13 @@ def predict_cmd(
 
     from .chem.bagfile import read_reaction_lines
     from .errors import InputError
-    from .inference.decoder import extent_rule_for
     from .inference.draw import draw_reactions
     from .inference.predictor import Predictor
-    from .inference.run import COEF_SETS, decode_overrides, default_checkpoint, predict_inputs
+    from .inference.run import COEF_SETS, decode_overrides, default_checkpoint, predict_inputs, resolve_extent
     from .progress import wanted
     from .training.device import select_device
 
-    extent_rule_for([], extent)
+    extent = resolve_extent(extent, None if input == "-" else input)
     if coef_set not in COEF_SETS:
         raise InputError(f"--coef-set must be in, out or auto, got {coef_set!r}")
     if input == "-":

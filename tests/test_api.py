@@ -37,6 +37,7 @@ def test_python_api() -> None:
         predictor.predict(["H2O.CCO"])  # a formula and a SMILES in one line
     with pytest.raises(InputError, match="--extent"):
         load_predictor(extent="most")
+    assert load_predictor().extent == "limiting"  # lines given in Python are free input: amounts
     with pytest.raises(InputError, match="did you mean 'decode.balance_beam'"):
         load_predictor(settings=["decode.balance_bem=2"])
 

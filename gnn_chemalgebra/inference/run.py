@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +39,20 @@ def default_checkpoint(input_repr: str | None = None) -> Path:
     if input_repr == "smiles" and SMILES_CHECKPOINT.exists():
         return SMILES_CHECKPOINT
     return DEFAULT_CHECKPOINT
+
+
+def resolve_extent(extent: str, input_path: str | None) -> str:
+    """The extent rule for one input: ``auto`` is the benchmark's ``bayes`` rule for a benchmark source file
+    (``src-*.txt``, as ``gnnca data build`` writes them) and ``limiting`` for anything else (stdin, the Python
+    API, a user's own file), where coefficients are amounts and the limiting reactant is consumed."""
+    from .decoder import extent_rule_for
+
+    extent_rule_for([], extent)  # an unknown rule is one line
+    if extent != "auto":
+        return extent
+    if input_path is not None and re.fullmatch(r"src-.*\.txt", Path(input_path).name):
+        return "bayes"
+    return "limiting"
 
 
 def decode_overrides(settings: DecodeConfig, sets: Iterable[str]) -> DecodeConfig:

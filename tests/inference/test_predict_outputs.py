@@ -88,12 +88,25 @@ def test_extent_rule_limiting_bayes_and_auto() -> None:
     lim = rec(["--extent", "limiting"], AMOUNTS)
     assert (lim["extent"], lim["extent_rule"]) == (2, "limiting")
     assert "{2}CC(=O)NCc1ccccc1" in lim["prediction"].split(".") and "{1}NCc1ccccc1" in lim["prediction"]
-    auto = rec([], AMOUNTS)  # coefficients within the benchmark's sets: read as a benchmark line
-    assert auto["extent_rule"] == "bayes" and auto["extent"] == rec(["--extent", "bayes"], AMOUNTS)["extent"] == 1
-    big = rec([], "{20}CC(=O)Cl.{35}NCc1ccccc1.{20}CCN(CC)CC")  # amounts beyond 1..10: a chemist's amounts
+    auto = rec([], AMOUNTS)  # free input (stdin): a chemist's amounts, the limiting reactant is consumed
+    assert (auto["extent_rule"], auto["extent"]) == ("limiting", 2) and auto["prediction"] == lim["prediction"]
+    assert rec(["--extent", "bayes"], AMOUNTS)["extent"] == 1  # the benchmark's rule reads it as a Type-2 line
+    big = rec([], "{20}CC(=O)Cl.{35}NCc1ccccc1.{20}CCN(CC)CC")
     assert (big["extent_rule"], big["extent"]) == ("limiting", 20)
     res = _predict(["--extent", "most"], AMOUNTS)
     assert res.exit_code == 2 and "--extent must be one of" in res.stderr
+
+
+def test_auto_extent_is_bayes_for_benchmark_source_files(tmp_path: Path) -> None:
+    from gnn_chemalgebra.inference.run import resolve_extent
+
+    bench = tmp_path / "src-test_in.txt"
+    bench.write_text(AMOUNTS + "\n")
+    res = CliRunner().invoke(app_(), ["predict", str(bench), "--json"])
+    assert res.exit_code == 0, res.output
+    assert json.loads(res.stdout)["extent_rule"] == "bayes"
+    assert resolve_extent("auto", str(tmp_path / "reactions.txt")) == "limiting"
+    assert resolve_extent("auto", None) == "limiting" and resolve_extent("bayes", None) == "bayes"
 
 
 def test_decode_settings_come_from_the_checkpoint_and_set(tmp_path: Path) -> None:
@@ -119,6 +132,7 @@ def test_decode_settings_come_from_the_checkpoint_and_set(tmp_path: Path) -> Non
 
 def test_workers_and_batch_size_leave_every_prediction_unchanged() -> None:
     case = GOLDEN / "formula_t2.in"
-    res = CliRunner().invoke(app_(), ["predict", str(case), "--workers", "2", "--batch-size", "100"])
+    args = ["predict", str(case), "--extent", "bayes", "--workers", "2", "--batch-size", "100"]
+    res = CliRunner().invoke(app_(), args)
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines() == (GOLDEN / "formula_t2.out").read_text().splitlines()
