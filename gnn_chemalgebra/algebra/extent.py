@@ -185,7 +185,7 @@ def coef_set(name: str) -> tuple[int, ...]:
 
 
 def guess_coef_set(terms: Sequence[Term]) -> str:
-    """"out" when a coefficient lies beyond S_in (a free input line has no declared set), else "in"."""
+    """``"out"`` when a coefficient lies beyond S_in (a free input line has no declared set), else ``"in"``."""
     return "out" if any(t.coef > max(S_IN) for t in terms) else "in"
 
 

@@ -216,4 +216,3 @@ def test_leftover_rules_on_a_known_example() -> None:
     assert leftover_from_composition(shuffled, products) == record["leftover_product"]
     assert leftover_sorted_reactants(shuffled, products) == record["leftover_product"]
     assert leftover_fixed_order(shuffled, products) == "[O][Na+][Cl]"  # the Hill-like rule gets it wrong
-
