@@ -1,8 +1,8 @@
 """Type 1: the cross split is the same input for the coefficient-blind network (why one model serves both).
 
 ``gnnca bench run`` (``--t1-cross-from-std``, the default) scores ``test_cross`` of a Type-1 variant with the
-standard model; that is exact only if ``train_cross``/``valid_cross`` featurise to the very tensors of ``train``/``valid``
-(everything but the raw coefficients, which only the algebra and the naive ablation read).
+standard model; that is exact only if ``train_cross``/``valid_cross`` featurise to the very tensors of
+``train``/``valid`` (everything but the raw coefficients, which only the algebra and the naive ablation read).
 """
 
 from __future__ import annotations
