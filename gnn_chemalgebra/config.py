@@ -377,6 +377,8 @@ def _coerce(key: str, value: Any, hint: Any, choices: tuple, lo: float | None, h
     if base == list[float]:
         if not isinstance(value, list) or not value or not all(_is_number(v) for v in value):
             _wrong_type(key, value, "a list of numbers, e.g. [0.9, 0.999]", source)
+        if key == "train.betas" and (len(value) != 2 or not all(0 <= v < 1 for v in value)):
+            _wrong_type(key, value, "two numbers in [0, 1) (Adam's betas), e.g. [0.9, 0.999]", source)
         return [float(v) for v in value]
     if base is bool:
         if not isinstance(value, bool):

@@ -60,6 +60,10 @@ def test_wrong_type_names_key_and_expected_type() -> None:
         load_config("configs/gnn_cpu.yaml", ["model.conv=gin"])
     with pytest.raises(InputError, match=r"train\.batch_size must be >= 1"):
         load_config("configs/gnn_cpu.yaml", ["train.batch_size=0"])
+    for betas in ("[0.9]", "[0.9, 1.0]", "[0.9, 0.99, 0.999]"):  # Adam needs two, each in [0, 1)
+        with pytest.raises(InputError, match=r"train\.betas must be two numbers in \[0, 1\)"):
+            load_config("configs/gnn_cpu.yaml", [f"train.betas={betas}"])
+    assert load_config("configs/gnn_cpu.yaml", ["train.betas=[0.8, 0.99]"])["train"]["betas"] == [0.8, 0.99]
 
 
 def test_unknown_key_in_yaml_is_reported_against_the_file(tmp_path: Path) -> None:
