@@ -92,15 +92,19 @@ def main() -> None:
     ap.add_argument("--limit", type=int, default=0, help="first N lines only (0 = all)")
     ap.add_argument("--label", default="", help="free text stored with the record (e.g. the run's settings)")
     ap.add_argument("--out", type=Path, help="append the record (one JSON line) to this file")
+    ap.add_argument("--no-role-evidence", action="store_true", help="decode.role_evidence=false (Type 2)")
     args = ap.parse_args()
     torch.set_grad_enabled(False)
     pred = Predictor.from_checkpoint(args.checkpoint)
+    if args.no_role_evidence:
+        pred.role_evidence = False
     examples = load_examples(args.built, args.variant, args.split, args.limit or None)
     rec = {
         "checkpoint": args.checkpoint,
         "variant": args.variant,
         "split": args.split,
         "label": args.label,
+        "role_evidence": bool(pred.role_evidence),
         **score(pred, examples),
     }
     print(json.dumps(rec))

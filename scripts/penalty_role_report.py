@@ -42,6 +42,8 @@ def sets_of(run_dir: str) -> str:
         "--set train.mass_balance_weight=0.0",
         "runs/G_pen/F_T1_x1_w0.1": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T1_x1 "
         "--set train.mass_balance_weight=0.1",
+        "runs/G_pen/F_T1_x1_w10": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T1_x1 "
+        "--set train.mass_balance_weight=10",
         "runs/G_roles/F_T2_x1_base": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T2_x1",
         "runs/G_roles/F_T2_x1_mixed": "--set data.dir=built/G_mixed --set data.variant=ChemAlgebra_F_T2_x1 "
         "--set model.mult_features=false --set model.product_features=true "
