@@ -74,10 +74,6 @@ def wrap(model: torch.nn.Module, info: DistInfo, device: torch.device) -> torch.
     return torch.nn.parallel.DistributedDataParallel(model, device_ids=ids, find_unused_parameters=True)
 
 
-def unwrap(model: torch.nn.Module) -> torch.nn.Module:
-    return model.module if isinstance(model, torch.nn.parallel.DistributedDataParallel) else model
-
-
 def all_reduce_sums(values: dict[str, float], info: DistInfo) -> dict[str, float]:
     """Sum float statistics over ranks (for epoch losses and counts)."""
     if not info.enabled:
