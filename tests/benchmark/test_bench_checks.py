@@ -25,7 +25,8 @@ def test_balanced_unbalanced_and_fallback_lines(tmp_path):
     assert (row.lines, row.parsed, row.balanced, row.fallback) == (3, 2, 2, 1)
     text = checks_table([row])
     assert "| F_T1_x1 | gnn_std | test_in | 3 | 2 | 2 | 1 |" in text
-    assert "2 of 3 lines balance in 1 prediction files; 1 of them are fallbacks (balanced predictions: 1)" in text
+    assert "2 of 3 lines balance in 1 prediction files; 1 of them are fallbacks or a predicted no reaction" in text
+    assert "(balanced predictions with a reaction: 1)" in text
 
 
 def test_missing_folders_or_files_are_errors(tmp_path):
