@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..io import atomic_write_text
 from .records import METRICS, Record, read_marker
 
 KEEP = ("model", "epoch", "config", "featurizer", "versions")
@@ -44,7 +45,7 @@ def export_model(
         slim_copy(Path(edit_src), edit_dst)
         log(f"exported {edit_src} -> {edit_dst} ({edit_dst.stat().st_size / 1e6:.2f} MB)")
     if card is not None:
-        card.write_text(model_card(dst, ck, records, read_marker(run_dir) or {}), encoding="utf-8")
+        atomic_write_text(card, model_card(dst, ck, records, read_marker(run_dir) or {}))
         log(f"wrote {card}")
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from ..io import atomic_write_text
 from .plot import plot_benchmark
 from .records import CEILING_MODELS, Record, load_records, merge_records, save_records
 from .tables import benchmark_table, gnn_table, update_readme
@@ -49,10 +50,10 @@ def write_outputs(out: Path, readme: Path | None = None, log: Callable[[str], No
     records = merged_records(out)
     save_records(out / "benchmark.json", records)
     table = benchmark_table(records)
-    (out / "benchmark_table.md").write_text(table, encoding="utf-8")
+    atomic_write_text(out / "benchmark_table.md", table)
     gnn = [r for r in records if r["model"] in (*CEILING_MODELS, "gnn", "gnn_naive")]
     if any(r["model"] == "gnn" for r in gnn):
-        (out / "gnn_table.md").write_text(gnn_table(gnn), encoding="utf-8")
+        atomic_write_text(out / "gnn_table.md", gnn_table(gnn))
     plot_benchmark(records, out / "benchmark.png")
     log(f"wrote {out / 'benchmark.json'} ({len(records)} records), benchmark_table.md, benchmark.png")
     if readme is not None and update_readme(readme, table):

@@ -23,6 +23,7 @@ from pathlib import Path
 from ..config import load_config
 from ..data.layout import VARIANTS, variant_short
 from ..errors import InputError
+from ..io import atomic_write_text
 from .ceilings import add_prefix_ceilings, ceiling_records
 from .errors import error_table
 from .gnn import TASKS, GnnOptions, gnn_records
@@ -134,5 +135,5 @@ def run_stages(opts: BenchOptions) -> list[Record]:
             update_records(out / "ceilings.json", changed)
     if gopts.runs.is_dir():
         run_names = [(f"gnn_{task}", TASKS[task][2]) for task in gopts.tasks]
-        (out / "gnn_errors.md").write_text(error_table(gopts.runs, run_names), encoding="utf-8")
+        atomic_write_text(out / "gnn_errors.md", error_table(gopts.runs, run_names))
     return write_outputs(out, opts.readme, log)
