@@ -162,6 +162,9 @@ _WORKER: Any = None
 
 def _load_worker(spec: Any) -> None:
     """Pool initializer: one predictor per worker process, one thread each (the processes are the parallelism)."""
+    from .. import lazy_imports
+
+    lazy_imports.install()  # a spawned worker starts bare: defer torch._dynamo as the parent did
     import torch
 
     global _WORKER
