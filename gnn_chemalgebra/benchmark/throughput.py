@@ -207,13 +207,14 @@ def _train_rate(summary: dict[str, Any]) -> float:
     raise KeyError("summary has no reactions_per_s")
 
 
-def gnn_train_cmd(tree: Tree, built: Path, run_dir: Path, lines: int, steps: int) -> list[str]:
+def _train_overrides(built: Path, run_dir: Path, lines: int, steps: int, val_limit: int) -> list[str]:
+    """``--set`` pairs shared by both trainers: ``lines`` training records, ``steps`` optimisation steps, one
+    epoch, one CPU thread, no TensorBoard or progress bar."""
     sets = [
         f"data.dir={built}",
-        "data.variant=ChemAlgebra_F_T1_x1",
         f"run_dir={run_dir}",
         f"data.limit={lines}",
-        "data.val_limit=100",
+        f"data.val_limit={val_limit}",
         "train.epochs=1",
         f"train.max_steps={steps}",
         "train.max_minutes=0",
@@ -222,24 +223,16 @@ def gnn_train_cmd(tree: Tree, built: Path, run_dir: Path, lines: int, steps: int
         "train.tensorboard=false",
         "train.progress=false",
     ]
-    return [*tree.gnnca(), "train", "--config", "configs/gnn_cpu.yaml", *[a for s in sets for a in ("--set", s)]]
+    return [a for s in sets for a in ("--set", s)]
+
+
+def gnn_train_cmd(tree: Tree, built: Path, run_dir: Path, lines: int, steps: int) -> list[str]:
+    over = ["--set", "data.variant=ChemAlgebra_F_T1_x1", *_train_overrides(built, run_dir, lines, steps, 100)]
+    return [*tree.gnnca(), "train", "--config", "configs/gnn_cpu.yaml", *over]
 
 
 def edit_train_cmd(tree: Tree, built: Path, run_dir: Path, lines: int, steps: int) -> list[str]:
-    sets = [
-        f"data.dir={built}",
-        f"run_dir={run_dir}",
-        f"data.limit={lines}",
-        "data.val_limit=50",
-        "train.epochs=1",
-        f"train.max_steps={steps}",
-        "train.max_minutes=0",
-        "train.num_threads=1",
-        "train.device=cpu",
-        "train.tensorboard=false",
-        "train.progress=false",
-    ]
-    over = [a for s in sets for a in ("--set", s)]
+    over = _train_overrides(built, run_dir, lines, steps, 50)
     edits = tree.root / "gnn_chemalgebra" / "training" / "edits.py"  # before the one engine: its own main()
     if edits.exists() and "\ndef main(" in edits.read_text(encoding="utf-8"):
         return [*tree.python(), "-m", "gnn_chemalgebra.training.edits", "--config", "configs/edits_cpu.yaml", *over]
