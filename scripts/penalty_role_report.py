@@ -83,8 +83,9 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for r in roles:
         by = r["role_acc_by_gold_role"]
+        label = r["label"] + (" (decode.role_evidence=false)" if r.get("role_evidence") is False else "")
         acc = {k: by.get(k, {}).get("acc", "-") for k in ("consumed", "spectator", "product present")}
-        print(f"| {r['label']} | {r['variant'].replace('ChemAlgebra_', '')} {r['split']} | {r['n']} | "
+        print(f"| {label} | {r['variant'].replace('ChemAlgebra_', '')} {r['split']} | {r['n']} | "
               f"{r['role_line_acc']} | {r['role_line_acc_decoded']} | {acc['consumed']} | {acc['spectator']} | "
               f"{acc['product present']} | {r['EM']} |")  # fmt: skip
 
