@@ -44,6 +44,8 @@ def sets_of(run_dir: str) -> str:
         "--set train.mass_balance_weight=0.1",
         "runs/G_pen/F_T1_x1_w10": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T1_x1 "
         "--set train.mass_balance_weight=10",
+        "runs/G_pen/F_T2_x1_w0.0": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T2_x1 "
+        "--set train.mass_balance_weight=0.0",
         "runs/G_roles/F_T2_x1_base": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T2_x1",
         "runs/G_roles/F_T2_x1_mixed": "--set data.dir=built/G_mixed --set data.variant=ChemAlgebra_F_T2_x1 "
         "--set model.mult_features=false --set model.product_features=true "
@@ -68,16 +70,17 @@ def main() -> None:
         r["train_command"] = TRAIN.format(run_dir=run["run_dir"], sets=sets_of(run["run_dir"]))
         limit = f" --limit {r['n']}" if r["n"] not in (17822, 11874) else ""
         r["eval_command"] = EVAL.format(checkpoint=r["checkpoint"], variant=r["variant"], limit=limit)
-    ablation = [r for r in recs if "/G_pen/" in r["checkpoint"] and r["n"] == 17822]
+    ablation = [r for r in recs if r["n"] == 17822 and r["label"].startswith("penalty weight")]
     roles = [r for r in recs if r["n"] != 17822]
     atomic_write_text(args.out_dir / "penalty_ablation.json", json.dumps(ablation, indent=1) + "\n")
     atomic_write_text(args.out_dir / "role_gap.json", json.dumps(roles, indent=1) + "\n")
-    print("| train.mass_balance_weight | EM | first hypothesis balances | role line acc | val EM (best) | train s |")
-    print("|---|---|---|---|---|---|")
+    head = ["variant", "train.mass_balance_weight", "EM", "first hypothesis balances", "role line acc", "val EM (best)"]
+    print("| " + " | ".join([*head, "train s"]) + " |")
+    print("|---" * (len(head) + 1) + "|")
     for r in ablation:
-        w = r["checkpoint"].split("_w")[-1].split("/")[0]
-        print(f"| {w} | {r['EM']} | {r['first_hypothesis_balanced']} | {r['role_line_acc']} | "
-              f"{r['train']['val_EM_best']} | {r['train']['train_s']} |")  # fmt: skip
+        row = [r["variant"].replace("ChemAlgebra_", ""), r["label"].split()[2], r["EM"]]
+        row += [r["first_hypothesis_balanced"], r["role_line_acc"], r["train"]["val_EM_best"], r["train"]["train_s"]]
+        print("| " + " | ".join(str(x) for x in row) + " |")
     print()
     print("| model | lines | n | roles all right (head) | (decoded) | consumed | spectator | product present | EM |")
     print("|---|---|---|---|---|---|---|---|---|")
