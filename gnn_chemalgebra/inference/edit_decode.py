@@ -33,7 +33,7 @@ import torch
 from rdkit import Chem
 from torch_geometric.data import Batch
 
-from ..chem.composition import mol_composition
+from ..chem.composition import atom_label
 from ..chem.edits import NONE, EditLabelError, EditLabels, apply_edits
 from ..chem.leftover import leftover_from_composition
 from ..data.edit_dataset import (
@@ -263,11 +263,20 @@ def _verdict(reactants: Sequence[str], labels: EditLabels, r_comp: Counter | Non
 
 @functools.lru_cache(maxsize=65536)
 def _mol_comp(smiles: str) -> tuple[tuple[str, int], ...]:
-    """Composition of one molecule, cached: candidates of a reaction share most of their products."""
+    """Composition of one molecule (``mol_composition``'s counts and key order: labels in atom order, then the
+    hydrogens), cached: candidates of a reaction share most of their products. Counted without ``Chem.AddHs``:
+    every atom's hydrogens are its ``GetTotalNumHs``, which is what AddHs would add as atoms."""
     mol = Chem.MolFromSmiles(smiles)
     if mol is None:
         raise EditLabelError("unparsable_mapped_smiles", smiles)
-    return tuple(mol_composition(mol).items())
+    comp: Counter = Counter()
+    n_h = 0
+    for a in mol.GetAtoms():
+        comp[atom_label(a)] += 1
+        n_h += a.GetTotalNumHs()
+    if n_h:
+        comp["H"] += n_h
+    return tuple(comp.items())
 
 
 def _composition(smiles: Sequence[str]) -> Counter:
