@@ -134,6 +134,7 @@ class TrainConfig:
     grad_clip: float = _opt(1.0, lo=0.0)  # 0 = off
     # losses
     mass_balance_weight: float = _opt(0.0, lo=0.0)  # GNN
+    mass_balance_variance: bool = False  # GNN: penalise E[residual^2] (adds the heads' variances), not E[residual]^2
     nochange_weight: float = _opt(0.2, lo=0.0)  # edit model
     prod_weight: float = _opt(0.5, lo=0.0)  # edit model
     label_smoothing: float = _opt(0.1, lo=0.0, hi=1.0)  # transformer

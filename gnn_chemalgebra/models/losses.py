@@ -8,7 +8,14 @@ import torch
 import torch.nn.functional as F
 
 from .blocks import scatter
-from .penalty import expected_leftover_slots, expected_vocab_leftover, mass_balance_penalty
+from .penalty import (
+    expected_leftover_slots,
+    expected_vocab_leftover,
+    mass_balance_penalty,
+    role_variance,
+    slot_variance,
+    vocab_variance,
+)
 
 LEFT_CHARGE_SHIFT = 2  # leftover charge class = charge + 2 (models.gnn.CHARGE_SHIFT, data.dataset's labels)
 
@@ -41,8 +48,16 @@ def compute_losses(out: dict[str, torch.Tensor], batch: Any, model: Any, weights
         if (batch.y_newcoef >= 0).any():
             losses["newcoef"] = F.cross_entropy(out["newcoef_logits"].float(), batch.y_newcoef, ignore_index=-100)
     left_comp = predicted_leftover(out, batch, model, B)
+    role_probs = role_logits.softmax(-1)
+    variance = None
+    if weights.get("mass_balance_variance"):
+        variance = role_variance(role_probs, model.role_nu, batch.mol_comp, batch.mol_graph, B)
+        if "left_logits" in out:
+            variance = variance + slot_variance(out["left_logits"], out["left_bag"], B)
+        else:
+            variance = variance + vocab_variance(extra_logits.sigmoid(), model.extra_comp)
     losses["penalty"] = mass_balance_penalty(
-        role_logits.softmax(-1),
+        role_probs,
         model.role_nu,
         batch.mol_comp,
         batch.mol_graph,
@@ -50,6 +65,7 @@ def compute_losses(out: dict[str, torch.Tensor], batch: Any, model: Any, weights
         gold_main_composition(batch, model.role_nu, model.charge_index, B),
         B,
         charge_index=model.charge_index,
+        variance=variance,
     )
     total = sum(v for k, v in losses.items() if k != "penalty") + weights.get("mass_balance", 0.0) * losses["penalty"]
     losses["total"] = total

@@ -68,6 +68,30 @@ def bag_size(mol_comp: torch.Tensor, mol_graph: torch.Tensor, n_graphs: int, cha
     return scatter(atoms, mol_graph, dim=0, dim_size=n_graphs, reduce="sum").clamp(min=1.0)
 
 
+def role_variance(
+    role_probs: torch.Tensor, role_nu: torch.Tensor, mol_comp: torch.Tensor, mol_graph: torch.Tensor, n_graphs: int
+) -> torch.Tensor:
+    """Per bag ([B]): sum_m Var[nu_m] * ||comp_m||^2, the role head's share of E||residual||^2 - ||E residual||^2."""
+    p, nu = role_probs.float(), role_nu.float()
+    var = (p @ nu**2 - (p @ nu) ** 2).clamp(min=0.0)
+    return scatter(var * (mol_comp.float() ** 2).sum(-1), mol_graph, dim=0, dim_size=n_graphs, reduce="sum")
+
+
+def slot_variance(left_logits: torch.Tensor, left_bag: torch.Tensor, n_graphs: int) -> torch.Tensor:
+    """Per bag ([B]): the summed variance of the leftover head's per-element count distributions."""
+    p = left_logits.float().softmax(-1)
+    k = torch.arange(p.size(-1), device=p.device, dtype=p.dtype)
+    var = (p @ k**2 - (p @ k) ** 2).clamp(min=0.0)
+    return scatter(var, left_bag, dim=0, dim_size=n_graphs, reduce="sum")
+
+
+def vocab_variance(extra_probs: torch.Tensor, extra_comp: torch.Tensor) -> torch.Tensor:
+    """Per bag ([B]): sum_v q_v (1 - q_v) ||comp_v||^2 for the by-product vocabulary head (``<unk>`` excluded)."""
+    q = extra_probs.float().clone()
+    q[:, 0] = 0.0
+    return (q * (1 - q)) @ (extra_comp.float() ** 2).sum(-1)
+
+
 def mass_balance_penalty(
     role_probs: torch.Tensor,
     role_nu: torch.Tensor,
@@ -77,9 +101,17 @@ def mass_balance_penalty(
     main_comp: torch.Tensor,
     n_graphs: int,
     charge_index: int = 1,
+    variance: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Mean over bags of ``||residual||^2 / atoms^2`` (the quadratic penalty of the equality constraint)."""
+    """Mean over bags of ``||E residual||^2 / atoms^2`` (the quadratic penalty of the equality constraint).
+
+    ``variance`` ([B], from :func:`role_variance` + :func:`slot_variance` or :func:`vocab_variance`) turns it
+    into ``E||residual||^2`` under the heads' independent distributions: zero only for a confident, consistent
+    assignment, where the expectation alone is also met by a spread distribution with the right mean."""
     nu_comp = expected_nu_composition(role_probs, role_nu, mol_comp, mol_graph, n_graphs)
     r = balance_residual(nu_comp, leftover_comp, main_comp)
     scale = bag_size(mol_comp, mol_graph, n_graphs, charge_index)
-    return ((r**2).sum(-1) / scale**2).mean()
+    sq = (r**2).sum(-1)
+    if variance is not None:
+        sq = sq + variance
+    return (sq / scale**2).mean()

@@ -60,7 +60,8 @@ class GNNTask(Task):
         else:
             self.loader = DataLoader(self.train_ds, batch_size=bs, shuffle=True, generator=gen)
         self.net = distributed.wrap(self.model, dist_info, device)
-        self.weights = {"mass_balance": cfg.train.mass_balance_weight}
+        self.weights = {"mass_balance": cfg.train.mass_balance_weight,
+                        "mass_balance_variance": float(cfg.train.mass_balance_variance)}  # fmt: skip
         self.amp = cfg.train.amp
 
     def steps_per_epoch(self) -> int:

@@ -11,7 +11,12 @@ from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, 
 from gnn_chemalgebra.data.featurize import CHARGE_INDEX, COMP_DIM, ELEMENT_INDEX, Featurizer
 from gnn_chemalgebra.models.gnn import build_model, model_hparams
 from gnn_chemalgebra.models.losses import compute_losses, gold_main_composition, predicted_leftover
-from gnn_chemalgebra.models.penalty import expected_leftover_slots, mass_balance_penalty
+from gnn_chemalgebra.models.penalty import (
+    expected_leftover_slots,
+    mass_balance_penalty,
+    role_variance,
+    slot_variance,
+)
 
 pytestmark = pytest.mark.unit
 
@@ -86,6 +91,25 @@ def test_leftover_head_gets_the_right_gradient() -> None:
     assert probs_grad[2] < probs_grad[4]  # descending the gradient moves mass from H4 toward H2
 
 
+def test_variance_form_rejects_a_spread_assignment_with_the_right_mean() -> None:
+    """Ethanol as half 'consumed twice', half 'spectator': E[nu] = -1 balances, E||residual||^2 does not."""
+    graph = torch.zeros(3, dtype=torch.long)
+    gold = torch.nn.functional.one_hot(GOLD, len(ROLE_NU)).float()
+    spread = gold.clone()
+    spread[1] = 0.0
+    spread[1, ROLE_NU.index(-2)] = spread[1, SPECTATOR] = 0.5
+    args = (NU, MOL_COMP, graph, WATER[None], ESTER[None], 1)
+    assert mass_balance_penalty(spread, *args).item() == pytest.approx(0.0, abs=1e-9)
+    var = role_variance(spread, NU, MOL_COMP, graph, 1)
+    assert var.item() == pytest.approx(1.0 * float((ETOH**2).sum()))  # Var[nu] = 1 times ||comp||^2
+    assert mass_balance_penalty(spread, *args, variance=var).item() > 0
+    assert role_variance(gold, NU, MOL_COMP, graph, 1).item() == 0.0
+    sharp = torch.full((2, 6), -40.0)
+    sharp[0, 2] = sharp[1, 1] = 40.0
+    assert slot_variance(sharp, torch.zeros(2, dtype=torch.long), 1).item() == pytest.approx(0.0, abs=1e-9)
+    assert slot_variance(torch.zeros(2, 6), torch.zeros(2, dtype=torch.long), 1).item() > 0
+
+
 def test_batched_is_the_mean_of_single_bags() -> None:
     logits = torch.randn(3, len(ROLE_NU), generator=torch.Generator().manual_seed(0))
     one = penalty_of(logits)
@@ -117,6 +141,8 @@ def test_loss_logs_penalty_and_weight_only_scales_it(tmp_path, leftover) -> None
     on = compute_losses(out, batch, model, {"mass_balance": 0.5})
     assert off["penalty"].item() > 0
     assert on["total"].item() == pytest.approx(off["total"].item() + 0.5 * off["penalty"].item(), rel=1e-5)
+    var = compute_losses(out, batch, model, {"mass_balance": 0.5, "mass_balance_variance": 1.0})
+    assert var["penalty"].item() > off["penalty"].item()
     on["total"].backward()
     assert model.role_head[0].weight.grad.abs().sum() > 0
     assert predicted_leftover(out, batch, model, batch.num_graphs).shape == (batch.num_graphs, COMP_DIM)
