@@ -46,6 +46,8 @@ def sets_of(run_dir: str) -> str:
         "--set train.mass_balance_weight=10",
         "runs/G_pen/F_T2_x1_w0.0": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T2_x1 "
         "--set train.mass_balance_weight=0.0",
+        "runs/G_pen/F_T1_x1_w10_var": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T1_x1 "
+        "--set train.mass_balance_weight=10 --set train.mass_balance_variance=true",
         "runs/G_roles/F_T2_x1_base": "--set data.dir=built/full --set data.variant=ChemAlgebra_F_T2_x1",
         "runs/G_roles/F_T2_x1_mixed": "--set data.dir=built/G_mixed --set data.variant=ChemAlgebra_F_T2_x1 "
         "--set model.mult_features=false --set model.product_features=true "
@@ -78,7 +80,7 @@ def main() -> None:
     print("| " + " | ".join([*head, "train s"]) + " |")
     print("|---" * (len(head) + 1) + "|")
     for r in ablation:
-        row = [r["variant"].replace("ChemAlgebra_", ""), r["label"].split()[2], r["EM"]]
+        row = [r["variant"].replace("ChemAlgebra_", ""), r["label"][len("penalty weight ") :], r["EM"]]
         row += [r["first_hypothesis_balanced"], r["role_line_acc"], r["train"]["val_EM_best"], r["train"]["train_s"]]
         print("| " + " | ".join(str(x) for x in row) + " |")
     print()
