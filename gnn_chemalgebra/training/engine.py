@@ -103,17 +103,17 @@ def lr_at(tcfg: TrainConfig, step: int, total: int, epoch: int, epochs: int) -> 
 # --------------------------------------------------------------------------- monitor
 class Monitor:
     """Early-stopping metric: ``EM`` or a comma list compared in order (``val_em,val_token_acc``: EM, and token
-    accuracy while EM ties, e.g. at 0). Lower is better when the first name contains ``loss``."""
+    accuracy while EM ties, e.g. at 0). Lower is better for a name that contains ``loss``, higher for others."""
 
     def __init__(self, spec: str) -> None:
         self.names = [n.strip() for n in spec.split(",") if n.strip()]
         self.spec = ",".join(self.names)
-        self.sign = -1.0 if self.names and "loss" in self.names[0] else 1.0
+        self.signs = [-1.0 if "loss" in n else 1.0 for n in self.names]
 
     def key(self, metrics: Metrics) -> tuple[float, ...] | None:
         if not self.names or any(n not in metrics for n in self.names):
             return None
-        return tuple(self.sign * float(metrics[n]) for n in self.names)
+        return tuple(sign * float(metrics[n]) for sign, n in zip(self.signs, self.names, strict=True))
 
     def value(self, metrics: Metrics) -> float | None:
         return float(metrics[self.names[0]]) if self.names and self.names[0] in metrics else None

@@ -118,6 +118,13 @@ def test_monitor_em_then_token_accuracy() -> None:
     assert a < b < c
     loss = Monitor("val_loss")
     assert loss.key({"val_loss": 1.0}) > loss.key({"val_loss": 2.0})  # lower loss is better
+    mixed = Monitor("val_em,val_loss")  # each name keeps its own direction: EM up, then loss down on a tie
+    assert mixed.key({"val_em": 50.0, "val_loss": 1.0}) > mixed.key({"val_em": 50.0, "val_loss": 2.0})
+    assert mixed.key({"val_em": 51.0, "val_loss": 9.0}) > mixed.key({"val_em": 50.0, "val_loss": 1.0})
+    first_loss = Monitor("val_loss,val_token_acc")
+    assert first_loss.key({"val_loss": 1.0, "val_token_acc": 80.0}) > first_loss.key(
+        {"val_loss": 1.0, "val_token_acc": 70.0}
+    )
     assert Monitor("EM").key({"loss": 1.0}) is None
 
 
