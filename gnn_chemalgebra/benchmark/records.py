@@ -108,7 +108,12 @@ def read_marker(run_dir: str | Path) -> dict[str, Any] | None:
     marker = Path(run_dir) / MARKER
     if not marker.exists():
         return None
-    return json.loads(marker.read_text(encoding="utf-8"))
+    try:
+        return json.loads(marker.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise InputError(
+            f"corrupt run marker ({err.msg}); delete it to train the run again", path=str(marker)
+        ) from None
 
 
 def write_marker(run_dir: str | Path, summary: dict[str, Any]) -> None:

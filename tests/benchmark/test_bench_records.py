@@ -115,3 +115,14 @@ def test_approximate_ceiling_bounds():
     rng = random.Random(0)
     values = [approx([rxn] * 50, (1, 2, 3, 4, 5), rule, rng) for rule in ("all", "RP")]
     assert all(20.0 <= v < 100.0 for v in values)
+
+
+def test_a_corrupt_marker_is_one_error_line(tmp_path):
+    from gnn_chemalgebra.benchmark.records import read_marker, write_marker
+
+    assert read_marker(tmp_path) is None
+    write_marker(tmp_path, {"steps": 3, "history": [1, 2]})
+    assert read_marker(tmp_path) == {"steps": 3}
+    (tmp_path / "DONE").write_text("{not json")
+    with pytest.raises(InputError, match="corrupt run marker"):
+        read_marker(tmp_path)
