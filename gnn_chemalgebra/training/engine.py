@@ -271,7 +271,7 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
             if improved:
                 st["best_key"], st["best_step"], st["bad_evals"] = list(key), step, 0
                 st["best_metrics"] = {"epoch": epoch_trained(), "step": step, **val}
-            else:
+            elif val:  # no validation data (no metrics) is no evidence against the run: never stops it
                 st["bad_evals"] += 1
             if tcfg.patience_steps:
                 stop = st["best_step"] is not None and step - int(st["best_step"]) >= tcfg.patience_steps

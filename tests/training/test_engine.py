@@ -89,6 +89,16 @@ def test_early_stopping_with_patience_in_steps_and_no_training_after(tmp_path: P
     assert again["history"] == [] and again["steps"] == 6
 
 
+def test_no_validation_data_never_early_stops(tmp_path: Path) -> None:
+    class NoVal(ToyTask):
+        def validate(self):
+            return {}
+
+    s = fit(NoVal(), _cfg(tmp_path, eval_every=2, patience=1, epochs=2))
+    assert s["stop_reason"] == "epochs" and s["steps"] == 10 and s["best_step"] is None
+    assert (tmp_path / "last.pt").exists() and not (tmp_path / "best.pt").exists()
+
+
 def test_budget_is_required(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no budget"):
         fit(ToyTask(), _cfg(tmp_path, epochs=0))
