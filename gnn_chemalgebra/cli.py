@@ -172,6 +172,8 @@ def balance_cmd(
     Charges Fe+3, Fe3+, SO4^2-, SO4{2-}, SO4-2, NH4+; e- is an electron.
 
     Digits before a final sign are the charge only after one element or one bracketed group (Fe3+, [Fe(CN)6]4-).
+
+    State symbols (s), (l), (g), (aq) after a species are kept and ignored: H2O(l), Cu2+(aq).
     """
     from .algebra.balance import balance, parse_equation
     from .errors import BalanceError, InputError

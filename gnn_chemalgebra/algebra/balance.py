@@ -11,6 +11,8 @@ Conventions (documented for users of ``gnnca balance``):
   not a species separator for formulas); charges ``Fe+3``, ``Fe3+``, ``SO4^2-``, ``SO4{2-}``, ``SO4-2``,
   ``MnO4-``, ``NH4+`` (digits before the sign are the charge only after a single element or one bracketed
   group: ``Fe3+`` is iron(III), ``NH4+`` ammonium; write azide as ``N3^-``). ``e-`` is an electron.
+  A trailing state symbol ``(s)``, ``(l)``, ``(g)`` or ``(aq)`` is kept in the output and ignored by the
+  algebra (lower case, so it never reads as a group of elements).
 * Leading coefficients (``2H2O``, ``2 H2O``) are **ignored**: the balancer computes every coefficient,
   and :attr:`Equation.given` keeps what was written so a caller can mention it. A formula or SMILES
   never starts with a digit, so this is unambiguous.
@@ -35,6 +37,7 @@ _PLUS = re.compile(r"\s+\+\s+")
 _LEADING = re.compile(r"^(\d+)\s*(?=\S)")
 _HYDRATE_DOT = re.compile(r"\s*([*·•⋅])\s*(\d*)\s*")  # "CuSO4 · 5 H2O" -> "CuSO4·5H2O"
 ELECTRON = ("e-", "e", "e^-", "e{-}", "e⁻", "e−")
+_STATE = re.compile(r"\((?:s|l|g|aq)\)$")  # H2O(l), Cu2+(aq): textbook state symbols
 
 
 @dataclass(frozen=True)
@@ -128,7 +131,10 @@ def parse_equation(text: str, repr: Repr = "formula") -> Equation:
 
 
 def species_composition(mol: str, repr: Repr) -> Counter:
-    """Composition of a species (formulas in textbook notation); ``e-`` is an electron (charge -1, no atoms)."""
+    """Composition of a species (formulas in textbook notation, a state symbol such as ``(aq)`` ignored); ``e-``
+    is an electron (charge -1, no atoms)."""
+    if repr == "formula":
+        mol = _STATE.sub("", mol) or mol
     if mol in ELECTRON:
         return Counter({CHARGE_KEY: -1})
     if repr == "formula":

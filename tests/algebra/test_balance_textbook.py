@@ -82,6 +82,15 @@ def test_monatomic_charge_reads_as_textbook() -> None:
     assert species_composition("e^-", "formula") == Counter({"charge": -1})
 
 
+def test_state_symbols_are_kept_and_ignored() -> None:
+    res = balance_equation("CaCO3(s) + HCl(aq) -> CaCl2(aq) + H2O(l) + CO2(g)")
+    assert res.coefficients == [1, 2, 1, 1, 1] and res.reactants == ["CaCO3(s)", "HCl(aq)"]
+    assert balance_equation("Zn(s) + Cu2+(aq) -> Zn2+(aq) + Cu(s)").coefficients == [1, 1, 1, 1]
+    assert species_composition("Fe(OH)3(s)", "formula") == Counter({"Fe": 1, "O": 3, "H": 3})
+    with pytest.raises(InputError):  # a state symbol alone is not a species
+        balance_equation("(aq) + H2 -> H2")
+
+
 def test_unbalanced_hydrate_is_still_impossible() -> None:
     with pytest.raises(BalanceError, match="impossible"):
         balance_equation("CuSO4*5H2O -> CuSO4")
