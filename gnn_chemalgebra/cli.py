@@ -331,7 +331,7 @@ def predict_cmd(
     from .progress import wanted
     from .training.device import select_device
 
-    extent = resolve_extent(extent, None if input == "-" else input)
+    asked_extent, extent = extent, resolve_extent(extent, None if input == "-" else input)
     if coef_set not in COEF_SETS:
         raise InputError(f"--coef-set must be in, out or auto, got {coef_set!r}")
     if input == "-":
@@ -342,6 +342,14 @@ def predict_cmd(
         with open(input, encoding="utf-8") as fh:
             lines, name = fh.read().splitlines(), input
     read = read_reaction_lines(lines, repr, path=name, skip_invalid=skip_invalid)
+    unequal = any(len({t.coef for t in i.terms}) > 1 for _, i in read.inputs)
+    if asked_extent == "auto" and extent == "limiting" and unequal:
+        # the two rules differ only on unequal coefficients: say which one reads them
+        typer.echo(
+            "gnnca: --extent auto: unequal coefficients read as amounts (limiting reactant consumed); "
+            "pass --extent bayes for benchmark lines",
+            err=True,
+        )
     ck = checkpoint or default_checkpoint(read.repr)
     if not Path(ck).exists():
         raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=str(ck))

@@ -88,6 +88,9 @@ def test_extent_rule_limiting_bayes_and_auto() -> None:
     lim = rec(["--extent", "limiting"], AMOUNTS)
     assert (lim["extent"], lim["extent_rule"]) == (2, "limiting")
     assert "{2}CC(=O)NCc1ccccc1" in lim["prediction"].split(".") and "{1}NCc1ccccc1" in lim["prediction"]
+    res = _predict([], AMOUNTS + "\n")
+    assert res.exit_code == 0 and "read as amounts" in res.stderr and "--extent bayes" in res.stderr
+    assert "read as amounts" not in _predict([], "{3}CC(=O)Cl.{3}NCc1ccccc1\n").stderr  # equal: the rules agree
     auto = rec([], AMOUNTS)  # free input (stdin): a chemist's amounts, the limiting reactant is consumed
     assert (auto["extent_rule"], auto["extent"]) == ("limiting", 2) and auto["prediction"] == lim["prediction"]
     assert rec(["--extent", "bayes"], AMOUNTS)["extent"] == 1  # the benchmark's rule reads it as a Type-2 line
