@@ -73,6 +73,7 @@ CAUSE_STEREO = "stereo_mismatch"
 CAUSE_H_COUNT = "hydrogen_count_mismatch"
 CAUSE_CHARGE = "charge_mismatch"
 CAUSE_OTHER = "other_mismatch"
+CAUSE_NO_MAP = "no_atom_map"
 
 
 class EditLabelError(ValueError):
@@ -629,7 +630,12 @@ def diagnose(predicted: Sequence[str], gold: Sequence[str]) -> str:
 
 
 def labels_for_record(record: dict[str, Any]) -> EditLabels:
-    """Gold labels of one ``reactions-*.jsonl`` record, keyed by its ``reactants`` list (what a dataset needs)."""
+    """Gold labels of one ``reactions-*.jsonl`` record, keyed by its ``reactants`` list (what a dataset needs).
+
+    Records without an atom-mapped reaction (the USPTO-500-MT extra reactions) raise ``no_atom_map``.
+    """
+    if not record.get("mapped"):
+        raise EditLabelError(CAUSE_NO_MAP, "the record has no atom-mapped reaction SMILES")
     return extract_labels(record["mapped"], record["reactants"], gold_products(record))
 
 

@@ -285,3 +285,13 @@ def test_audit_finds_no_overlap_and_catches_a_planted_one(
     (copy / "uspto_bal" / "reactions-train.jsonl").write_text(lines)
     planted = audit_overlap(copy, source["dir"])["problems"]
     assert len(planted) == 1 and f"id {victim['id']}" in planted[0]
+
+
+def test_edit_examples_skip_extra_records_without_atom_maps(builds: dict[str, Path]) -> None:
+    from gnn_chemalgebra.data.edit_dataset import build_examples
+
+    recs = _records(builds["extra"])
+    n_mt = sum(1 for r in recs if r.get("source", {}).get("set") == "uspto_500_mt")
+    examples, _, skipped = build_examples(recs)
+    assert n_mt and skipped.get("no_atom_map") == n_mt
+    assert len(examples) + sum(skipped.values()) == len(recs)
