@@ -84,6 +84,9 @@ def error_table(runs: Path, run_names: Sequence[tuple[str, Sequence[str]]]) -> s
         "`other` = every part right but the line still differs (paper-mode pairing of duplicate terms, or a "
         "Type-2 reagent/product term layout). 'wrong' columns count each part independently, over all lines.",
         "",
+        "The role part in detail (scikit-learn per-role precision/recall/F1, confusion matrices, calibration of the "
+        "role confidences with its plot `role_calibration.png`): `role_metrics.md`, written by `gnnca bench roles`.",
+        "",
         "| variant | setting | n | EM fails | roles | leftover | main | extent | other | roles wrong | "
         "leftover wrong | main wrong | extent wrong | main top-1 / top-5 |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
