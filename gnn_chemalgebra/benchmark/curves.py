@@ -105,8 +105,13 @@ def plot_curves(curves: Sequence[Curve], path: Path, title: str = "") -> Path:
     ax_em.set_ylabel("validation exact match (%)")
     ax_tok.set_ylabel("validation token accuracy (%, teacher-forced)")
     ax_tok.set_title("Transformer runs only (the GNN writes no tokens)", fontsize=9)
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
     for ax in (ax_em, ax_tok):
         ax.set_xscale("log")
+        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
+        ax.xaxis.set_minor_formatter(NullFormatter())
         ax.set_xlabel("optimiser steps")
         ax.grid(alpha=0.3, which="both")
     ax_em.set_ylim(0, 100)
