@@ -13,8 +13,18 @@ from ..io import atomic_write_text
 from .ceilings import ceiling_for, ceiling_record
 from .records import LOCAL, Record, index
 
-# The table's fixed columns read these models; any other scored (model, training data) adds two columns.
-TABLE_MODELS = ("gnn", "gnn_naive", "transformer", "copy_source", "type1_shortcut", "paper_transformer")
+# The table's fixed columns read these models; any other scored (model, training data) adds three columns.
+# The digit-tokeniser Transformer's two columns sit beside the Transformer's, and only once it has a record.
+DIGIT_TRANSFORMER = "transformer_digit"
+TABLE_MODELS = (
+    "gnn",
+    "gnn_naive",
+    "transformer",
+    DIGIT_TRANSFORMER,
+    "copy_source",
+    "type1_shortcut",
+    "paper_transformer",
+)
 README_MARKERS = ("<!-- results-table -->", "<!-- /results-table -->")
 
 
@@ -38,6 +48,7 @@ def benchmark_table(records: Sequence[Record]) -> str:
     idx = index(records)
     extras = extra_rows(records)
     extra_idx = {pair: index(records, pair[1]) for pair in extras}
+    digit = any(r["model"] == DIGIT_TRANSFORMER and r.get("EM") is not None for r in idx.values())
 
     def em(model: str, v: str, s: str) -> str:
         r = idx.get((model, v, s))
@@ -56,11 +67,13 @@ def benchmark_table(records: Sequence[Record]) -> str:
 
     head = (
         "| variant | setting | ceiling EM | GNN EM | GNN norm. | GNN n | GNN main top-1 / top-5 | naive EM "
-        "| Transformer EM | Transformer n | copy EM | T1-shortcut EM | GNN mol JAC/F1 | Transformer mol JAC/F1 "
+        "| Transformer EM | Transformer n |"
+        + (" Transformer digit EM | Transformer digit n |" if digit else "")
+        + " copy EM | T1-shortcut EM | GNN mol JAC/F1 | Transformer mol JAC/F1 "
         "| paper Transformer mol JAC/F1 |"
     )
     head += "".join(f" {m} ({td}) EM | {m} ({td}) norm. | {m} ({td}) n |" for m, td in extras)
-    lines = [head, "|" + "---|" * (15 + 3 * len(extras))]
+    lines = [head, "|" + "---|" * (15 + 2 * digit + 3 * len(extras))]
     for variant in VARIANTS:
         v = variant_short(variant)
         for s in TEST_SETTINGS:
@@ -72,7 +85,9 @@ def benchmark_table(records: Sequence[Record]) -> str:
             row = (
                 f"| {v} | {s} | {_num(full)} | {em('gnn', v, s)} | {norm} "
                 f"| {n_of(g)} | {main_k(v, s)} | {em('gnn_naive', v, s)} | {em('transformer', v, s)} "
-                f"| {n_of(idx.get(('transformer', v, s)))} | {em('copy_source', v, s)} | {em('type1_shortcut', v, s)} "
+                f"| {n_of(idx.get(('transformer', v, s)))} |"
+                + (f" {em(DIGIT_TRANSFORMER, v, s)} | {n_of(idx.get((DIGIT_TRANSFORMER, v, s)))} |" if digit else "")
+                + f" {em('copy_source', v, s)} | {em('type1_shortcut', v, s)} "
                 f"| {mol('gnn', v, s)} | {mol('transformer', v, s)} | {mol('paper_transformer', v, s)} |"
             )
             for pair in extras:

@@ -97,6 +97,22 @@ def test_extra_training_data_adds_columns_without_touching_local_rows():
     assert grown[2].startswith(base[2]) and grown[2].endswith(" 91.50 | 0.915 | 17,822 |")
 
 
+def test_digit_transformer_sits_beside_the_transformer():
+    """A transformer_digit record adds its two columns right after the Transformer's, not at the end."""
+    records = merged_records(RESULTS)
+    base = benchmark_table(records).splitlines()
+    digit = _rec("transformer_digit", EM=42.5, n=1234)
+    grown = benchmark_table([*records, digit]).splitlines()
+    assert "| Transformer n | Transformer digit EM | Transformer digit n | copy EM |" in grown[0]
+    assert grown[1].count("---|") == base[1].count("---|") + 2
+    cells, old = grown[2].split(" | "), base[2].split(" | ")
+    i = base[0].split(" | ").index("Transformer n")
+    assert cells[i + 1 : i + 3] == ["42.50", "1,234"]
+    assert cells[: i + 1] == old[: i + 1] and cells[i + 3 :] == old[i + 1 :]
+    assert all(" – | – |" in row for row in grown[3:])  # other rows: dashes in the digit columns
+    assert "transformer_digit (local)" not in grown[0]
+
+
 def test_readme_table_between_markers(tmp_path):
     readme = tmp_path / "README.md"
     readme.write_text("intro\n<!-- results-table -->\nold\n<!-- /results-table -->\nend\n")
