@@ -1,15 +1,21 @@
-"""``gnnca bench roles`` end to end: the bundled formula model on a toy variant, JSON + markdown + PNG."""
+"""``gnnca bench roles`` end to end: the bundled formula model on a toy variant, JSON + markdown + PNG; and the
+first-hypothesis balance record of ``scripts/eval_roles_balance.py``."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from gnn_chemalgebra.algebra.roles import ROLE_NU
+from gnn_chemalgebra.benchmark.roles import balance_record
 from gnn_chemalgebra.cli import app
-from gnn_chemalgebra.data.dataset import write_toy_variant
+from gnn_chemalgebra.data.dataset import load_examples, write_toy_variant
+from gnn_chemalgebra.inference.run import DEFAULT_CHECKPOINT
 
 pytestmark = pytest.mark.integration
 
@@ -35,3 +41,27 @@ def test_roles_command_on_toy(tmp_path):
     md = (out / "role_metrics.md").read_text()
     assert "## F_T2_x1 test_in" in md and "| reactant |" in md and "gnnca bench roles" in md
     assert (out / "role_calibration.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_balance_record_and_its_script_on_toy(tmp_path):
+    """scripts/eval_roles_balance.py (README's command) appends the record balance_record returns."""
+    built = tmp_path / "built"
+    write_toy_variant(built, "ChemAlgebra_F_T2_x1", {"test_in": 12}, seed=1)
+    rec = balance_record(DEFAULT_CHECKPOINT, built, "ChemAlgebra_F_T2_x1", limit=10, role_evidence=False)
+    mols = sum(len(ex.mols) for ex in load_examples(built, "ChemAlgebra_F_T2_x1", "test_in", 10))
+    by_role = rec["role_acc_by_gold_role"]
+    assert rec["n"] == 10 and rec["role_evidence"] is False and sum(r["n"] for r in by_role.values()) == mols
+    right = sum(r["n"] * r["acc"] for r in by_role.values()) / mols
+    assert abs(right - rec["role_mol_acc"]) < 0.01 and 0 <= rec["first_hypothesis_balanced"] <= 100
+    assert 0 <= rec["role_line_acc"] <= 100 and 0 <= rec["EM"] <= 100
+
+    script = Path(__file__).resolve().parents[2] / "scripts" / "eval_roles_balance.py"
+    out = tmp_path / "r.jsonl"
+    args = ["--built", str(built), "--checkpoint", str(DEFAULT_CHECKPOINT), "--variant", "ChemAlgebra_F_T2_x1"]
+    args += ["--limit", "10", "--no-role-evidence", "--label", "toy", "--out", str(out)]
+    subprocess.run([sys.executable, str(script), *args], check=True, capture_output=True, text=True)
+    line = json.loads(out.read_text())
+    assert line.pop("label") == "toy" and line.pop("lines_per_s") > 0
+    assert line == {k: v for k, v in rec.items() if k not in ("label", "lines_per_s", "checkpoint")} | {
+        "checkpoint": str(DEFAULT_CHECKPOINT)
+    }
