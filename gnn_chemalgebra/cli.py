@@ -342,9 +342,12 @@ def predict_cmd(
         with open(input, encoding="utf-8") as fh:
             lines, name = fh.read().splitlines(), input
     read = read_reaction_lines(lines, repr, path=name, skip_invalid=skip_invalid)
-    unequal = any(len({t.coef for t in i.terms}) > 1 for _, i in read.inputs)
-    if asked_extent == "auto" and extent == "limiting" and unequal:
-        # the two rules differ only on unequal coefficients: say which one reads them
+    # the two rules differ only on unequal coefficients: say which one reads them (scanned only when it matters)
+    if (
+        asked_extent == "auto"
+        and extent == "limiting"
+        and any(len({t.coef for t in i.terms}) > 1 for _, i in read.inputs)
+    ):
         typer.echo(
             "gnnca: --extent auto: unequal coefficients read as amounts (limiting reactant consumed); "
             "pass --extent bayes for benchmark lines",
