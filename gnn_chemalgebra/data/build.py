@@ -384,19 +384,15 @@ def file_info(path: Path) -> dict[str, Any]:
     """Line count and sha256 in one read of the file (used by the manifest and by ``verify``)."""
     h = hashlib.sha256()
     n_lines = 0
+    last = b""
     with open(path, "rb") as fh:
         while block := fh.read(1 << 20):
             h.update(block)
             n_lines += block.count(b"\n")
-    if path.stat().st_size and not _ends_with_newline(path):
+            last = block[-1:]
+    if last not in (b"", b"\n"):
         n_lines += 1  # a last line without its newline still counts, as iterating the file would
     return {"lines": n_lines, "sha256": h.hexdigest()}
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with open(path, "rb") as fh:
-        fh.seek(-1, 2)
-        return fh.read(1) == b"\n"
 
 
 def format_counts_table(counts: dict[str, dict[str, Any]]) -> str:
