@@ -240,12 +240,11 @@ def load_typed_config(path: str | Path, overrides: Iterable[str] = ()) -> Config
         raise InputError(f"invalid YAML: {reason}", path=str(path)) from None
     if not isinstance(raw, dict):
         raise InputError("config must be a mapping at top level", path=str(path))
-    parse_config(raw, source=str(path))  # errors in the file itself are reported against the file
-    cfg = raw
+    cfg = parse_config(raw, source=str(path))  # errors in the file itself are reported against the file
     for item in overrides:
-        cfg = apply_overrides(cfg, [item])
-        parse_config(cfg, source=_set_source(item))
-    return parse_config(cfg, source=str(path))
+        raw = apply_overrides(raw, [item])
+        cfg = parse_config(raw, source=_set_source(item))
+    return cfg
 
 
 def _set_source(item: str) -> str:
