@@ -394,7 +394,7 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
         "best_eval": st["best_metrics"],
         "last_eval": (st.get("last") or {}).get("val", {}),
         "batch_size": tcfg.batch_size,
-        "n_params": sum(p.numel() for p in {id(p): p for p in model.parameters()}.values()),
+        "n_params": sum(p.numel() for p in model.parameters()),  # parameters() yields a shared tensor once
         "build_s": build_s,
         "train_s": time.perf_counter() - t_start,
         "train_seconds": secs,
