@@ -325,7 +325,6 @@ def predict_cmd(
 
     from .chem.bagfile import read_reaction_lines
     from .errors import InputError
-    from .inference.draw import draw_reactions
     from .inference.predictor import Predictor
     from .inference.run import COEF_SETS, decode_overrides, default_checkpoint, predict_inputs, resolve_extent
     from .progress import wanted
@@ -373,6 +372,8 @@ def predict_cmd(
     for r in res.records:
         typer.echo(json.dumps(r) if as_json else r["prediction"])
     if draw is not None:
+        from .inference.draw import draw_reactions  # RDKit drawing + PIL: only when asked
+
         draw_reactions(res.records, draw, predictor.repr)
     for msg in res.invalid:
         typer.echo(f"gnnca: skipped: {msg}", err=True)
