@@ -7,13 +7,16 @@ it the task reports its validation loss only.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any
 
 import torch
+from torch.utils.data import DataLoader as TorchLoader
 from torch_geometric.loader import DataLoader
 
 from ..config import Config, typed
+from ..data.bagpack import PackedBags
 from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions
 from ..data.featurize import Featurizer
 from ..data.layout import variant_props
@@ -51,14 +54,21 @@ class GNNTask(Task):
         self.train_ds = BagDataset(train_ex, self.feat, self.vocab, lazy=d.lazy)
         self.val_ds = BagDataset(val_ex, self.feat, self.vocab)  # small: featurised once, decoded by the validator
         bs = cfg.train.batch_size
+        # In memory, every bag is packed once and a batch is a few index gathers (the tensors PyG's collation
+        # gives, data/bagpack.py); lazy datasets keep PyG's loader. Either loader samples the same indices.
+        if self.train_ds.data is not None:
+            packed = PackedBags(self.train_ds.data)
+            loader_cls: Any = functools.partial(TorchLoader, range(len(packed)), collate_fn=packed.batch)
+        else:
+            loader_cls = functools.partial(DataLoader, self.train_ds)
         # One seeded permutation per epoch shared by all ranks (rank r takes every N-th index); a single process
         # shuffles with the engine's loader generator. train.sampler=distributed: the DDP order with one process.
         self.sampler = None
         if dist_info.enabled or cfg.train.sampler == "distributed":
             self.sampler = distributed.sampler(self.train_ds, dist_info, cfg.train.seed)
-            self.loader = DataLoader(self.train_ds, batch_size=bs, sampler=self.sampler)
+            self.loader = loader_cls(batch_size=bs, sampler=self.sampler)
         else:
-            self.loader = DataLoader(self.train_ds, batch_size=bs, shuffle=True, generator=gen)
+            self.loader = loader_cls(batch_size=bs, shuffle=True, generator=gen)
         self.net = distributed.wrap(self.model, dist_info, device)
         self.weights = {"mass_balance": cfg.train.mass_balance_weight,
                         "mass_balance_variance": float(cfg.train.mass_balance_variance)}  # fmt: skip
