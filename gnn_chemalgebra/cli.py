@@ -388,6 +388,8 @@ def predict_cmd(
 
 
 def main() -> None:  # pragma: no cover - console entry
+    if sys.argv[1:2] == ["predict"]:  # this process only runs networks eagerly: torch's tracing kernels can wait
+        lazy_imports.install(inference_only=True)
     app()
 
 

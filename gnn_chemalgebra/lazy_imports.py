@@ -14,6 +14,14 @@ with a stand-in module. The first attribute read from a stand-in (``torch._dynam
 stand-in everywhere (``sys.modules`` and the parent's attribute), so code that does use it (``torch.compile``)
 behaves as before, after paying the import it would have paid anyway. ``GNNCA_EAGER_IMPORTS=1`` turns this off.
 
+``install(inference_only=True)``, for a process that only runs networks eagerly (the ``gnnca predict`` command,
+see ``cli.main``), also defers :data:`INFERENCE_ONLY`: ``torch._meta_registrations``, which ``import torch`` runs
+for its side effects (about a quarter of torch's import, with ``torch._decomp``/``_refs``/``_prims``): it
+registers Python kernels for the Meta dispatch key and decompositions, which only tracing reads (FakeTensor,
+``torch.compile``, ``torch.export``, tensors on the "meta" device); CPU and CUDA kernels are not touched, so the
+network computes the same bytes. Nothing reads an attribute of that module, so loading any other deferred package
+(``torch._dynamo``, the entry to compiling) loads it first, and :func:`load_real` loads it on request.
+
 Ground floor: imports neither torch nor anything of the package.
 """
 
@@ -29,6 +37,7 @@ import types
 from collections.abc import Sequence
 
 DEFERRED: tuple[str, ...] = ("torch._dynamo", "torch_geometric.datasets")
+INFERENCE_ONLY: tuple[str, ...] = ("torch._meta_registrations",)
 _lock = threading.RLock()
 
 
@@ -50,6 +59,9 @@ def load_real(name: str) -> types.ModuleType:
         mod = sys.modules.get(name)
         if mod is not None and not isinstance(mod, _StandIn):
             return mod
+        for first in INFERENCE_ONLY:  # registrations that tracing (behind every other deferred package) needs
+            if first != name and isinstance(sys.modules.get(first), _StandIn):
+                load_real(first)
         _Finder.loaded.add(name)
         sys.modules.pop(name, None)
         parent_name, _, child = name.rpartition(".")
@@ -65,18 +77,19 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     a second copy be executed."""
 
     loaded: set[str] = set()  # deferred names whose real package was asked for
+    names: tuple[str, ...] = DEFERRED  # what this process defers (+ INFERENCE_ONLY after install(True))
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        if fullname in DEFERRED and fullname not in _Finder.loaded:
+        if fullname in _Finder.names and fullname not in _Finder.loaded:
             return importlib.machinery.ModuleSpec(fullname, self)
-        if fullname in sys.modules and fullname.startswith(tuple(d + "." for d in DEFERRED)):
+        if fullname in sys.modules and fullname.startswith(tuple(d + "." for d in _Finder.names)):
             return importlib.machinery.ModuleSpec(fullname, self, is_package=hasattr(sys.modules[fullname], "__path__"))
         return None
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        if spec.name in DEFERRED:
+        if spec.name in _Finder.names:
             return _StandIn(spec.name)
         return sys.modules[spec.name]
 
@@ -85,11 +98,14 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
             module._gnnca_registered = True
 
 
-def install() -> bool:
+def install(inference_only: bool = False) -> bool:
     """Register the stand-in finder unless ``GNNCA_EAGER_IMPORTS`` is set (a package already imported stays as
-    it is); returns whether it is (now) registered."""
+    it is); returns whether it is (now) registered. ``inference_only``: also defer :data:`INFERENCE_ONLY` (for
+    the rest of the process: only for one that runs networks eagerly and nothing else)."""
     if os.environ.get("GNNCA_EAGER_IMPORTS"):
         return any(isinstance(f, _Finder) for f in sys.meta_path)
+    if inference_only:
+        _Finder.names = DEFERRED + INFERENCE_ONLY
     if not any(isinstance(f, _Finder) for f in sys.meta_path):
         sys.meta_path.insert(0, _Finder())
     return True

@@ -46,3 +46,34 @@ def test_eager_imports_env_turns_it_off() -> None:
     env = {"GNNCA_EAGER_IMPORTS": "1", "PATH": ""}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.strip() == "False"
+
+
+INFERENCE_CHILD = r"""
+import sys
+from gnn_chemalgebra import lazy_imports as li
+assert li.install(inference_only=True)
+import torch
+print("deferred", li.deferred("torch._meta_registrations"), "torch._decomp" in sys.modules)
+if sys.argv[1] == "dynamo":
+    torch._dynamo.is_compiling()  # the way into compiling loads the meta kernels first
+else:
+    li.load_real("torch._meta_registrations")
+print("after", li.deferred("torch._meta_registrations"), "torch._decomp" in sys.modules)
+t = torch.empty(3, 4, device="meta")
+print("meta", tuple(torch.nn.functional.gelu(t).shape), tuple(torch.nn.functional.layer_norm(t, (4,)).shape))
+"""
+
+
+@pytest.mark.parametrize("first_use", ["dynamo", "explicit"])
+def test_inference_only_defers_meta_kernels_until_tracing(first_use: str) -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", INFERENCE_CHILD, first_use], capture_output=True, text=True, timeout=600, check=True
+    ).stdout.splitlines()
+    assert out == ["deferred True False", "after False True", "meta (3, 4) (3, 4)"]
+
+
+def test_without_inference_only_meta_kernels_load_with_torch() -> None:
+    code = "import sys; from gnn_chemalgebra import lazy_imports as li; li.install(); import torch; "
+    code += "print(li.deferred('torch._meta_registrations'), 'torch._decomp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
+    assert out.stdout.strip() == "False True"
