@@ -230,7 +230,9 @@ def base_roles(groups: Mapping[str, Sequence[int]], nu: Mapping[str, int]) -> Ba
     return BaseRoles.of(reactants, reagents, products)
 
 
-def term_roles(terms: Sequence[Term], nu: Mapping[str, int], vtype: int) -> list[str]:
+def term_roles(
+    terms: Sequence[Term], nu: Mapping[str, int], vtype: int, groups: Mapping[str, Sequence[int]] | None = None
+) -> list[str]:
     """One generator role per SOURCE term (reactant / reagent / product) from per-molecule ``nu``.
 
     The generator writes a molecule that is both reagent and product as SEPARATE terms, so the roles of the
@@ -238,8 +240,10 @@ def term_roles(terms: Sequence[Term], nu: Mapping[str, int], vtype: int) -> list
     reagents; ``nu == 0``: reagents; ``nu > 0`` (product already present): Type 1 sources hold no products, so
     reagents; Type 2 excess product terms carry ``k - k_hat`` < the reagent's ``k``: when a molecule's terms
     differ, the largest are reagents and the others products; when they are equal, up to ``nu`` are products.
+    ``groups``: :func:`group_terms` of ``terms``, when the caller has it already.
     """
-    groups = group_terms(terms)
+    if groups is None:
+        groups = group_terms(terms)
     per_mol: dict[str, list[str]] = {}
     for m, coefs in groups.items():
         n = nu.get(m, 0)

@@ -17,7 +17,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 
@@ -29,8 +29,12 @@ from ..chem.leftover import leftover_molecule
 from ..chem.molecule import composition, smiles_to_formula
 from ..chem.smiles import canonical_smiles
 from ..io import atomic_write_lines, read_lines
-from .featurize import CHARGE_INDEX, N_COEF_CLASSES, N_EXTENT_FEATURES, BagData, Featurizer, extent_features
+from .featurize import CHARGE_INDEX, N_COEF_CLASSES, N_EXTENT_FEATURES, Featurizer, comp_vector, extent_features
 from .layout import split_files, variant_props
+
+if TYPE_CHECKING:
+    from .bagbatch import BagBatch
+    from .bagdata import BagData
 
 LEFT_CHARGE_SHIFT = 2  # leftover charge class = charge + 2 (see models.gnn.CHARGE_SHIFT)
 
@@ -168,6 +172,18 @@ def to_data(ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0, l
     return d
 
 
+def collate_examples(examples: Sequence[BagExample], feat: Featurizer) -> BagBatch:
+    """The unlabelled batch of ``examples``, field by field what collating ``to_data(ex, feat, vocab, i,
+    labels=False)`` of each (position ``i``) gives, built from the featuriser's per-molecule cache without a
+    per-bag object (the predictor's path; ``tests/data/test_featurize_batch.py`` compares them)."""
+    from .bagbatch import BagBatch
+
+    fields = feat.bag_fields([(ex.mols, ex.totals, ex.nterms) for ex in examples])
+    fields["idx"] = torch.arange(len(examples))
+    fields["vtype"] = torch.tensor([ex.vtype for ex in examples], dtype=torch.long)
+    return BagBatch(fields, len(examples), int(fields["ptr"][-1]))
+
+
 class BagDataset(torch.utils.data.Dataset):
     """Bags as :class:`BagData`, precomputed in memory or built on access (``lazy``)."""
 
@@ -279,5 +295,5 @@ def vocab_compositions(vocab: ExtraVocab, feat: Featurizer) -> torch.Tensor:
     """[V, comp_dim] compositions of the by-product vocabulary (``<unk>`` = zeros), for the penalty."""
     rows = [torch.zeros(feat.settings()["comp_dim"])]
     for s in vocab.items[1:]:
-        rows.append(feat.molecule(s)[1])
+        rows.append(comp_vector(composition(s, feat.repr)))  # feat.molecule(s)[1] without building the graph
     return torch.stack(rows)

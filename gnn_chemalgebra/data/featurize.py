@@ -19,11 +19,10 @@ graph. Molecule graphs are cached by string, so the x5 draws of a base reaction 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import torch
-from torch_geometric.data import Data
 
 from ..algebra.extent import reactant_cap
 from ..algebra.roles import ROLE_NU
@@ -31,6 +30,9 @@ from ..chem.composition import CHARGE_KEY
 from ..chem.formula import ELEMENTS
 from ..chem.molecule import composition
 from ..chem.smiles import mol_from_smiles
+
+if TYPE_CHECKING:
+    from .bagdata import BagData
 
 FEATURIZER_VERSION = 1
 
@@ -123,6 +125,66 @@ def formula_graph(formula: str) -> dict[str, torch.Tensor]:
     return {"z": z, "x": x, "edge_index": ei, "edge_attr": torch.ones(ei.size(1), FORMULA_EDGE_DIM)}
 
 
+_EDGES: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+
+def _complete_edges(n: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``edge_index`` and ``edge_attr`` of the complete graph on ``n`` nodes, as :func:`formula_graph` builds them
+    (shared per ``n``: nothing writes into them)."""
+    hit = _EDGES.get(n)
+    if hit is None:
+        idx = torch.arange(n)
+        ii, jj = torch.meshgrid(idx, idx, indexing="ij")
+        keep = ii != jj
+        ei = torch.stack([ii[keep], jj[keep]])
+        hit = _EDGES[n] = (ei, torch.ones(ei.size(1), FORMULA_EDGE_DIM))
+    return hit
+
+
+def formula_features(formulas: Sequence[str]) -> list[tuple[dict[str, torch.Tensor], torch.Tensor]]:
+    """``(formula_graph(f), comp_vector(composition(f)))`` for every formula, computed in one pass over all of
+    them (the same element-wise operations on the concatenated counts; ``tests/data/test_featurize_batch.py``
+    checks equality with the per-molecule functions)."""
+    comps = [composition(f, "formula") for f in formulas]
+    keys = [list(c) for c in comps]
+    sizes = [len(k) for k in keys]
+    z = torch.tensor([element_index(k) for ks in keys for k in ks], dtype=torch.long)
+    cnt = torch.tensor([float(c[k]) for c, ks in zip(comps, keys, strict=True) for k in ks], dtype=torch.float)
+    owner = torch.repeat_interleave(torch.arange(len(formulas)), torch.tensor(sizes, dtype=torch.long))
+    a = cnt.abs()
+    total = torch.zeros(len(formulas)).index_add_(0, owner, a)  # integer sums: exact, as cnt.abs().sum()
+    x = torch.stack([torch.log1p(a), torch.sign(cnt), (a == 1).float(), a / total[owner]], dim=1)
+    comp_rows = torch.zeros(len(formulas), COMP_DIM).index_put_((owner, z), cnt, accumulate=True)
+    out = []
+    start = 0
+    for i, n in enumerate(sizes):
+        ei, ea = _complete_edges(n)
+        g = {"z": z[start : start + n], "x": x[start : start + n], "edge_index": ei, "edge_attr": ea}
+        out.append((g, comp_rows[i]))
+        start += n
+    return out
+
+
+def _multiplicity_rows(totals: Sequence[int], nterms: Sequence[int]) -> list[list[float]]:
+    distinct = sorted(set(totals))
+    rank = {v: i for i, v in enumerate(distinct)}
+    denom = max(len(distinct) - 1, 1)
+    lo, hi = distinct[0], distinct[-1]
+    one = float(len(distinct) == 1)
+    return [
+        [float(k == lo), float(k == hi), float(totals.count(k) > 1), rank[k] / denom, float(c > 1), one]
+        for k, c in zip(totals, nterms, strict=False)
+    ]
+
+
+def _raw_coef_rows(totals: torch.Tensor) -> torch.Tensor:
+    """:func:`raw_coef_features` of a long tensor of totals, computed as tensors (same numbers)."""
+    rows = torch.zeros(totals.numel(), N_RAW_COEF)
+    rows[torch.arange(totals.numel()), totals.clamp(0, N_RAW_COEF - 2)] = 1.0
+    rows[:, N_RAW_COEF - 1] = (totals.double() / 10.0).float()
+    return rows
+
+
 def multiplicity_features(totals: Sequence[int], nterms: Sequence[int]) -> torch.Tensor:
     """Scale- and shift-free view of the bag's coefficients, one row per distinct molecule.
 
@@ -130,23 +192,7 @@ def multiplicity_features(totals: Sequence[int], nterms: Sequence[int]) -> torch
     appears in several terms, all molecules share one coefficient]. Depends only on the ORDER of the totals, so
     it is identical under k -> c*k and k -> k + s (and any other increasing map).
     """
-    distinct = sorted(set(totals))
-    rank = {v: i for i, v in enumerate(distinct)}
-    denom = max(len(distinct) - 1, 1)
-    lo, hi = distinct[0], distinct[-1]
-    rows = []
-    for k, c in zip(totals, nterms, strict=False):
-        rows.append(
-            [
-                float(k == lo),
-                float(k == hi),
-                float(sum(1 for t in totals if t == k) > 1),
-                rank[k] / denom,
-                float(c > 1),
-                float(len(distinct) == 1),
-            ]
-        )
-    return torch.tensor(rows, dtype=torch.float)
+    return torch.tensor(_multiplicity_rows(list(totals), nterms), dtype=torch.float)
 
 
 def raw_coef_features(totals: Sequence[int]) -> torch.Tensor:
@@ -184,17 +230,6 @@ def extent_features(
             ]
         )
     return rows
-
-
-class BagData(Data):
-    """A bag of molecule graphs; ``atom2mol``/``mol_graph``/``ext_graph`` batch correctly."""
-
-    def __inc__(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
-        if key == "atom2mol":
-            return int(self.num_mols)
-        if key in ("mol_graph", "ext_graph"):
-            return 1
-        return super().__inc__(key, value, *args, **kwargs)
 
 
 class Featurizer:
@@ -237,8 +272,69 @@ class Featurizer:
             self._cache[mol] = hit
         return hit
 
+    def cache_molecules(self, mols: Iterable[str]) -> None:
+        """Featurise the molecules of ``mols`` not cached yet; formulas in one pass (:func:`formula_features`)."""
+        new = [m for m in dict.fromkeys(mols) if m not in self._cache]
+        if self.repr == "formula" and new:
+            self._cache.update(zip(new, formula_features(new), strict=True))
+        else:
+            for m in new:
+                self.molecule(m)
+
+    def bag_fields(self, bags: Sequence[tuple[Sequence[str], Sequence[int], Sequence[int]]]) -> dict[str, Any]:
+        """Several bags ``(mols, totals, nterms)`` collated in one go: every field equal to what collating
+        :meth:`bag` of each gives (PyG's ``Batch.from_data_list`` or :func:`.bagbatch.collate_bags`), plus
+        ``batch`` and ``ptr``; per-molecule tensors come from the cache and are concatenated once per field."""
+        self.cache_molecules(m for mols, _, _ in bags for m in mols)
+        cache = self._cache
+        zs, xs, eis, eas, comps, sizes, n_edges = [], [], [], [], [], [], []
+        mol_rows: list[list[float]] = []
+        totals_all: list[int] = []
+        mols_per_bag, nodes_per_bag = [], []
+        for mols, totals, nterms in bags:
+            nodes = 0
+            for m in mols:
+                g, comp = cache[m]
+                z = g["z"]
+                zs.append(z)
+                xs.append(g["x"])
+                eis.append(g["edge_index"])
+                eas.append(g["edge_attr"])
+                comps.append(comp)
+                sizes.append(len(z))
+                n_edges.append(g["edge_index"].size(1))
+                nodes += sizes[-1]
+            totals = list(totals)
+            mol_rows += _multiplicity_rows(totals, nterms)
+            totals_all += totals
+            mols_per_bag.append(len(mols))
+            nodes_per_bag.append(nodes)
+        size_t = torch.tensor(sizes, dtype=torch.long)
+        starts = torch.cumsum(size_t, 0) - size_t  # first atom of each molecule in the batch
+        edge_index = torch.cat(eis, dim=1) + torch.repeat_interleave(starts, torch.tensor(n_edges, dtype=torch.long))
+        n_bags, n_mols = len(bags), len(sizes)
+        mols_t, nodes_t = torch.tensor(mols_per_bag, dtype=torch.long), torch.tensor(nodes_per_bag, dtype=torch.long)
+        coef = torch.tensor(totals_all, dtype=torch.long)
+        return {
+            "z": torch.cat(zs),
+            "x": torch.cat(xs),
+            "edge_index": edge_index,
+            "edge_attr": torch.cat(eas),
+            "atom2mol": torch.repeat_interleave(torch.arange(n_mols), size_t),
+            "mol_graph": torch.repeat_interleave(torch.arange(n_bags), mols_t),
+            "mol_feat": torch.tensor(mol_rows, dtype=torch.float),
+            "mol_raw": _raw_coef_rows(coef),
+            "mol_coef": coef,
+            "mol_comp": torch.stack(comps),
+            "num_mols": mols_t,
+            "batch": torch.repeat_interleave(torch.arange(n_bags), nodes_t),
+            "ptr": torch.cat([torch.zeros(1, dtype=torch.long), torch.cumsum(nodes_t, 0)]),
+        }
+
     def bag(self, mols: Sequence[str], totals: Sequence[int], nterms: Sequence[int]) -> BagData:
         """``mols`` distinct (in the caller's canonical order), with total coefficient and term count each."""
+        from .bagdata import BagData
+
         zs, xs, eis, eas, a2m, comps = [], [], [], [], [], []
         offset = 0
         for i, m in enumerate(mols):

@@ -14,9 +14,9 @@ When no hypothesis balances, the chosen line is the source copied (no reaction) 
 from __future__ import annotations
 
 import dataclasses
-import heapq
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from operator import itemgetter
 from typing import Any, NamedTuple
 
 import torch
@@ -51,11 +51,38 @@ def extent_rule_for(terms: Sequence[Term], extent: str) -> str:
 
 def kbest_assignments(logp: torch.Tensor, k: int) -> list[tuple[float, tuple[int, ...]]]:
     """The k most likely joint assignments of independent per-row categorical choices (beam over rows)."""
+    return kbest_rows(logp.tolist(), k)
+
+
+def kbest_rows(rows: Sequence[Sequence[float]], k: int) -> list[tuple[float, tuple[int, ...]]]:
+    """:func:`kbest_assignments` of log-probabilities given as lists (rows of per-class values)."""
     beams: list[tuple[float, tuple[int, ...]]] = [(0.0, ())]
-    for row in logp.tolist():
-        cand = [(s + lp, a + (j,)) for s, a in beams for j, lp in enumerate(row)]
-        beams = heapq.nlargest(k, cand, key=lambda t: t[0])
+    first = itemgetter(0)
+    for row in rows:
+        # heapq.nlargest(k, candidates, key) is sorted(..., reverse=True)[:k], stable: ties keep candidate order
+        # (beam entry, then class); the assignment tuples are built for the k survivors only
+        cand = [(s + lp, i, j) for i, (s, _) in enumerate(beams) for j, lp in enumerate(row)]
+        cand.sort(key=first, reverse=True)
+        beams = [(sc, beams[i][1] + (j,)) for sc, i, j in cand[:k]]
     return beams
+
+
+@dataclass(slots=True)
+class LineOutputs:
+    """One example's network outputs as plain numbers, what the search and the report read: role probabilities
+    and their logs per molecule (``log(max(p, 1e-12))``, as torch computes them), by-product probabilities in
+    vocabulary order, the leftover head's candidates (``has_left``: the head exists), the bag embedding (the
+    learned extent scorer) and the naive head's choices. :meth:`Decoder.line_outputs` builds it from one
+    example's tensors, :meth:`Decoder.batch_line_outputs` for a whole batch at once (same numbers)."""
+
+    role_p: list[list[float]]
+    logp: list[list[float]]
+    extra_p: list[float]
+    left: list[tuple[str | None, float]]
+    has_left: bool
+    bag: Any = None
+    coef: list[int] | None = None
+    newcoef: int | None = None
 
 
 class Hypothesis(NamedTuple):
@@ -127,7 +154,14 @@ class Decoder:
             self._left_tab = (names, comp)
         return self._left_tab
 
-    def leftover_candidates(self, r: dict[str, Any], k: int = 4) -> list[tuple[float, str | None]]:
+    def _left_gather(self, K: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """(vocabulary rows whose counts fit the head's K classes, their count class per column [C, V])."""
+        if K not in self._left_index:  # the same for every line: computed once
+            _, comp = self._left_table()
+            self._left_index[K] = ((comp < K).all(1) & (comp >= 0).all(1), comp.clamp(0, K - 1).T.contiguous())
+        return self._left_index[K]
+
+    def leftover_candidates(self, r: dict[str, Any], k: int = 4) -> list[tuple[str | None, float]]:
         """The k most likely leftovers under the per-element count head: every vocabulary leftover scored
         jointly (sum of its per-element log-probabilities) plus the head's own arg-max composition."""
         if "left_lp" not in r:
@@ -139,22 +173,57 @@ class Decoder:
         table[:, 0] = 0.0  # an element absent from the bag cannot be in the leftover
         table[elems] = lp
         names, comp = self._left_table()
-        if K not in self._left_index:  # the same for every line: computed once
-            self._left_index[K] = ((comp < K).all(1) & (comp >= 0).all(1), comp.clamp(0, K - 1).T.contiguous())
-        ok, index = self._left_index[K]
+        ok, index = self._left_gather(K)
         scores = table.gather(1, index).T.sum(1) if comp.numel() else torch.zeros(0)
         scores = torch.where(ok, scores, torch.full_like(scores, float("-inf")))
+        top = torch.argsort(scores, descending=True)[:k]
+        s_best = float(lp.max(-1).values.sum())
+        return self._left_finish(top.tolist(), scores[top].tolist(), elems.tolist(), lp.argmax(-1).tolist(), s_best, k)
+
+    def leftover_candidates_batch(self, out: Any, k: int = 4) -> list[list[tuple[str | None, float]]]:
+        """:meth:`leftover_candidates` of every example of a :class:`~.runner.BatchOutputs` (same numbers). Each
+        example's vocabulary scores are summed exactly as there (one ``[C, V]`` table per example: torch's sum
+        over the element columns is blocked, so the same layout keeps the same rounding); the tables, the
+        ranking and the conversions are batch-wide."""
+        lp, elems, ptr = out.left_lp, out.left_elem, out.left_ptr
+        B, K = len(out), lp.size(1)
+        names, comp = self._left_table()
+        C = self.feat.settings()["comp_dim"]
+        ok, index = self._left_gather(K)
+        tables = torch.full((B, C, K), float("-inf"))
+        tables[:, :, 0] = 0.0  # an element absent from the bag cannot be in the leftover
+        counts = torch.tensor([ptr[i + 1] - ptr[i] for i in range(B)], dtype=torch.long)
+        tables[torch.repeat_interleave(torch.arange(B), counts), elems] = lp
+        if comp.numel():
+            scores = torch.stack([t.gather(1, index).T.sum(1) for t in tables])
+        else:
+            scores = torch.zeros(B, 0)
+        scores = torch.where(ok, scores, torch.full_like(scores, float("-inf")))
+        top = torch.argsort(scores, dim=1, descending=True)[:, :k]
+        top_scores = scores.gather(1, top).tolist()
+        best, best_lp = lp.argmax(-1).tolist(), lp.max(-1).values
+        elem_l = elems.tolist()
+        res = []
+        for i, t in enumerate(top.tolist()):
+            a, b = ptr[i], ptr[i + 1]
+            s_best = float(best_lp[a:b].sum())  # the per-example sum, on the same values in the same order
+            res.append(self._left_finish(t, top_scores[i], elem_l[a:b], best[a:b], s_best, k))
+        return res
+
+    def _left_finish(
+        self, top: list[int], top_scores: list[float], elems: list[int], best: list[int], s_best: float, k: int
+    ) -> list[tuple[str | None, float]]:
+        """Candidates from the best-scored vocabulary entries and the head's arg-max composition."""
+        names, _ = self._left_table()
         cands: dict[str | None, float] = {}
-        for j in torch.argsort(scores, descending=True)[:k].tolist():
-            if scores[j] > float("-inf"):
-                cands.setdefault(names[j], float(scores[j]))
-        best = lp.argmax(-1)
+        for j, sc in zip(top, top_scores, strict=True):
+            if sc > float("-inf"):
+                cands.setdefault(names[j], sc)
         comp_d: dict[str, int] = {}
-        for e, c in zip(elems.tolist(), best.tolist(), strict=True):
-            v = int(c) - (CHARGE_SHIFT if e == CHARGE_INDEX else 0)
+        for e, c in zip(elems, best, strict=True):
+            v = c - (CHARGE_SHIFT if e == CHARGE_INDEX else 0)
             if v:
                 comp_d[ELEMENT_VOCAB[e]] = v
-        s_best = float(lp.max(-1).values.sum())
         name: str | None = None
         if any(key != CHARGE_KEY for key in comp_d):
             if self.repr == "formula":
@@ -167,6 +236,39 @@ class Decoder:
         if name is not None or not comp_d:
             cands.setdefault(name, s_best)
         return sorted(cands.items(), key=lambda kv: -kv[1])[:k]
+
+    # ----------------------------------------------------------------- network outputs as numbers
+    def line_outputs(self, r: dict[str, Any]) -> LineOutputs:
+        """One example's tensors (:meth:`~.runner.ModelRunner.forward`) as :class:`LineOutputs`."""
+        role_p = r["role_p"]
+        return LineOutputs(
+            role_p.tolist(),
+            torch.log(role_p.clamp(min=1e-12)).tolist(),
+            r["extra_p"][: len(self.vocab)].tolist(),
+            self.leftover_candidates(r),
+            "left_lp" in r,
+            r.get("bag"),
+            r.get("coef"),
+            r.get("newcoef"),
+        )
+
+    def batch_line_outputs(self, out: Any) -> list[LineOutputs]:
+        """:meth:`line_outputs` of every example of a :class:`~.runner.BatchOutputs`, converted batch-wide."""
+        role_p = out.role_p.tolist()
+        logp = torch.log(out.role_p.clamp(min=1e-12)).tolist()
+        extra = out.extra_p[:, : len(self.vocab)].tolist()
+        lefts = self.leftover_candidates_batch(out) if out.has_left else [[] for _ in range(len(out))]
+        ptr = out.mol_ptr
+        res = []
+        for i in range(len(out)):
+            a, b = ptr[i], ptr[i + 1]
+            coef = newcoef = None
+            if out.naive:
+                coef, newcoef = out.coef[a:b], int(out.newcoef[i])
+            res.append(
+                LineOutputs(role_p[a:b], logp[a:b], extra[i], lefts[i], out.has_left, out.bag_row(i), coef, newcoef)
+            )
+        return res
 
     # ----------------------------------------------------------------- plausibility
     def acceptable(self, d: Decoded) -> bool:
@@ -205,20 +307,23 @@ class Decoder:
         return max(d.log_evidence, self.settings.evidence_floor)
 
     # ----------------------------------------------------------------- search
-    def decode(self, ex: BagExample, r: dict[str, Any], beam: int = 1, scorer: Any = None) -> DecodeResult:
-        """Hypotheses for one example from its network outputs ``r`` (see :class:`~.runner.ModelRunner`)."""
+    def decode(
+        self, ex: BagExample, r: dict[str, Any] | LineOutputs, beam: int = 1, scorer: Any = None
+    ) -> DecodeResult:
+        """Hypotheses for one example from its network outputs: one example's tensors (see
+        :class:`~.runner.ModelRunner`) or their :class:`LineOutputs`."""
+        lo = r if isinstance(r, LineOutputs) else self.line_outputs(r)
         rule = extent_rule_for(ex.terms, self.extent)
-        extra_p = r["extra_p"][: len(self.vocab)].tolist()  # one conversion, not one per vocabulary entry
-        vocab_extras = [self.vocab.items[j] for j in range(1, len(self.vocab)) if extra_p[j] > 0.5]
-        left_cands = self.leftover_candidates(r)
+        extra_p, items = lo.extra_p, self.vocab.items
+        vocab_extras = [items[j] for j in range(1, len(self.vocab)) if extra_p[j] > 0.5]
+        left_cands = lo.left
         left = left_cands[0][0] if left_cands else None
-        logp = torch.log(r["role_p"].clamp(min=1e-12))
-        hyps = kbest_assignments(logp, max(beam, self.settings.balance_beam))
+        hyps = kbest_rows(lo.logp, max(beam, self.settings.balance_beam))
         scorer = scorer if (ex.vtype == 2 and rule == "bayes") else None
         if self.edit is not None:
             ranked = self._decode_with_edits(ex, hyps, beam, scorer, rule)
         else:
-            ranked = self._decode_roles(ex, r, hyps, beam, scorer, rule, left_cands, vocab_extras)
+            ranked = self._decode_roles(ex, lo, hyps, beam, scorer, rule, left_cands, vocab_extras)
         best = ranked[0]
         fallback = not best.decoded.balanced or best.roles is None
         chosen = best
@@ -231,7 +336,7 @@ class Decoder:
     def _decode_roles(
         self,
         ex: BagExample,
-        r: dict[str, Any],
+        lo: LineOutputs,
         hyps: list[tuple[float, tuple[int, ...]]],
         beam: int,
         scorer: Any,
@@ -243,7 +348,7 @@ class Decoder:
         if left_cands:  # structured head: (log-prob, leftover list) options
             options = [(s_, [m] if m else []) for m, s_ in left_cands]
         else:  # vocabulary head: its confident by-products, then dropping the least confident ones
-            ranked = sorted(vocab_extras, key=lambda e: -float(r["extra_p"][self.vocab.index[e]]))
+            ranked = sorted(vocab_extras, key=lambda e: -lo.extra_p[self.vocab.index[e]])
             options = [(0.0, ranked[:keep]) for keep in range(len(ranked), -1, -1)]
         extras = [e for _, o in options for e in o]
         comps = {m: self._comp(m) for m in [*ex.mols, *extras]}
@@ -340,7 +445,7 @@ class Decoder:
         """The main product among new molecules: most atoms, then the smallest string (as the labels)."""
         return min(new, key=lambda m: (-sum(v for k, v in self._comp(m).items() if k != CHARGE_KEY), m), default=None)
 
-    def warm_edit_cache(self, examples: Sequence[BagExample], outs: Sequence[dict[str, Any]]) -> None:
+    def warm_edit_cache(self, examples: Sequence[BagExample], outs: Sequence[dict[str, Any] | LineOutputs]) -> None:
         """One batched edit-model pass over the reactant sets :meth:`_decode_with_edits` will ask for first."""
         if self.edit is None:
             return
@@ -349,7 +454,8 @@ class Decoder:
             weigh = self.weigh_evidence(ex, extent_rule_for(ex.terms, self.extent))
             want = self.settings.edit_role_sets if weigh else 1
             sets: list[tuple[list[str], list[str]]] = []
-            for _, assign in kbest_assignments(torch.log(r["role_p"].clamp(min=1e-12)), self.settings.balance_beam):
+            logp = r.logp if isinstance(r, LineOutputs) else torch.log(r["role_p"].clamp(min=1e-12)).tolist()
+            for _, assign in kbest_rows(logp, self.settings.balance_beam):
                 _, reactants, reagents = self.consumed(ex, assign)
                 if reactants and all(reactants != s_[0] for s_ in sets):
                     sets.append((reactants, reagents))

@@ -20,7 +20,7 @@ from ..data.dataset import BagExample, ExtraVocab
 from ..data.featurize import Featurizer
 from ..errors import InputError
 from .decode import Decoded
-from .decoder import Decoder, Hypothesis, kbest_assignments
+from .decoder import Decoder, Hypothesis, LineOutputs, kbest_assignments
 from .report import build_record
 from .runner import ModelRunner, load_edit_model, load_model
 
@@ -156,15 +156,19 @@ class Predictor:
     ) -> list[Hypothesis]:
         return self.decoder._decode_with_edits(ex, hyps, beam, scorer)
 
-    def decode_one(self, ex: BagExample, r: dict[str, Any], beam: int = 1) -> dict[str, Any]:
-        """The record of one example from its network outputs."""
-        res = self.decoder.decode(ex, r, beam, self.runner.extent_scorer(r))
-        return build_record(ex, r, res, self.vocab, self.naive)
+    def decode_one(self, ex: BagExample, r: dict[str, Any] | LineOutputs, beam: int = 1) -> dict[str, Any]:
+        """The record of one example from its network outputs (one example's tensors or :class:`LineOutputs`)."""
+        lo = r if isinstance(r, LineOutputs) else self.decoder.line_outputs(r)
+        res = self.decoder.decode(ex, lo, beam, self.runner.extent_scorer_for(lo.bag))
+        return build_record(ex, lo, res, self.vocab, self.naive)
 
-    def _outputs(self, examples: Sequence[BagExample], data: Sequence[Any]) -> list[dict[str, Any]]:
-        outs = self.runner.forward(data)
-        self.decoder.warm_edit_cache(examples, outs)
-        return outs
+    def _outputs(self, examples: Sequence[BagExample], data: Sequence[Any] | None = None) -> list[LineOutputs]:
+        """Network outputs per example, as numbers: from already featurised bags ``data``, else featurised and
+        batched here in one go."""
+        out = self.runner.run(examples) if data is None else self.runner.run_data(data)
+        lines = self.decoder.batch_line_outputs(out)
+        self.decoder.warm_edit_cache(examples, lines)
+        return lines
 
     def predict(self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1) -> list[dict[str, Any]]:
         """One record per example (see :func:`.report.build_record`); ``fallback`` marks lines written without
@@ -172,8 +176,7 @@ class Predictor:
         results: list[dict[str, Any]] = []
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]
-            outs = self._outputs(chunk, self.runner.featurize(chunk))
-            results += [self.decode_one(ex, r, beam) for ex, r in zip(chunk, outs, strict=True)]
+            results += [self.decode_one(ex, lo, beam) for ex, lo in zip(chunk, self._outputs(chunk), strict=True)]
         return results
 
     def predict_data(self, examples: Sequence[BagExample], data: Sequence[Any], batch_size: int = 64) -> list[str]:
@@ -182,5 +185,5 @@ class Predictor:
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]
             outs = self._outputs(chunk, data[s : s + batch_size])
-            lines += [self.decode_one(ex, r)["prediction"] for ex, r in zip(chunk, outs, strict=True)]
+            lines += [self.decode_one(ex, lo)["prediction"] for ex, lo in zip(chunk, outs, strict=True)]
         return lines

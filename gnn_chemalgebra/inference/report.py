@@ -14,41 +14,52 @@ from typing import Any
 from ..algebra.roles import ROLE_NU, role_name
 from ..chem.bag import Term, format_bag
 from ..data.dataset import BagExample, ExtraVocab
-from .decoder import DecodeResult
+from .decoder import DecodeResult, LineOutputs
 
 
-def _naive_terms(ex: BagExample, r: dict[str, Any], new_products: list[tuple[str, int]]) -> list[Term]:
+def _naive_terms(ex: BagExample, lo: LineOutputs, new_products: list[tuple[str, int]]) -> list[Term]:
     """The naive ablation writes its own coefficient heads' choices (no algebra)."""
-    out = [Term(int(k), m) for m, k in zip(ex.mols, r["coef"], strict=False) if k > 0]
-    return out + [Term(int(r["newcoef"]), m) for m, _ in new_products if r["newcoef"] > 0]
+    coef, newcoef = lo.coef or [], int(lo.newcoef or 0)
+    out = [Term(int(k), m) for m, k in zip(ex.mols, coef, strict=False) if k > 0]
+    return out + [Term(newcoef, m) for m, _ in new_products if newcoef > 0]
+
+
+def _argmax(row: list[float]) -> int:
+    """The first index of the largest value (``torch.argmax`` of a row without NaN)."""
+    best = 0
+    for j in range(1, len(row)):
+        v, b = row[j], row[best]
+        if v > b or (v != v and b == b):  # NaN counts as the largest, as in torch
+            best = j
+    return best
 
 
 def build_record(
-    ex: BagExample, r: dict[str, Any], res: DecodeResult, vocab: ExtraVocab, naive: bool = False
+    ex: BagExample, lo: LineOutputs, res: DecodeResult, vocab: ExtraVocab, naive: bool = False
 ) -> dict[str, Any]:
     """The JSON record of one example: prediction, per-molecule roles of the chosen hypothesis, extent, beam."""
     chosen = res.chosen.decoded
     used, vocab_mode = res.chosen.extras, res.mode == "vocab"
-    terms = _naive_terms(ex, r, chosen.new_products) if naive else chosen.terms
-    role_p = r["role_p"]
-    best_j = role_p.argmax(-1).tolist()
+    terms = _naive_terms(ex, lo, chosen.new_products) if naive else chosen.terms
+    role_p = lo.role_p
     zero = ROLE_NU.index(0)
     classes = res.chosen.roles or (zero,) * len(ex.mols)  # the fallback writes every molecule unchanged
     molecules = []
     log_joint = 0.0
     for i, m in enumerate(ex.mols):
-        j = int(classes[i])
-        p = float(role_p[i, j])
+        row = role_p[i]
+        p = row[int(classes[i])]
         log_joint += math.log(max(p, 1e-12))
         nu = int(chosen.nu.get(m, 0))
+        best_j = _argmax(row)
         molecules.append(
             {
                 "mol": m,
                 "role": role_name(nu),
                 "nu": nu,
                 "confidence": round(p, 4),
-                "best_role": role_name(ROLE_NU[int(best_j[i])]),
-                "best_confidence": round(float(role_p[i, best_j[i]]), 4),
+                "best_role": role_name(ROLE_NU[best_j]),
+                "best_confidence": round(row[best_j], 4),
             }
         )
     return {
@@ -57,9 +68,9 @@ def build_record(
         "confidence": None if res.fallback else round(math.exp(log_joint), 4),
         "molecules": molecules,
         # what the chosen hypothesis wrote besides the main product; the heads' own proposals under best_*
-        "by_products": {e: round(float(r["extra_p"][vocab.index[e]]), 4) for e in used} if vocab_mode else {},
+        "by_products": {e: round(lo.extra_p[vocab.index[e]], 4) for e in used} if vocab_mode else {},
         "leftover": None if vocab_mode or not used else used[0],
-        "best_by_products": {e: round(float(r["extra_p"][vocab.index[e]]), 4) for e in res.vocab_extras},
+        "best_by_products": {e: round(lo.extra_p[vocab.index[e]], 4) for e in res.vocab_extras},
         "best_leftover": res.leftover,
         "new_products": [m for m, _ in chosen.new_products],
         "nu": dict(chosen.nu),

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch_geometric.data import Batch
 
 from ..checkpoint import load_checkpoint
 from ..config import DecodeConfig, decode_settings
-from ..data.dataset import BagExample, ExtraVocab, to_data, vocab_compositions
+from ..data.bagbatch import collate_bags
+from ..data.dataset import BagExample, ExtraVocab, collate_examples, to_data, vocab_compositions
 from ..data.featurize import Featurizer
 from ..models.gnn import build_model, model_hparams
 
@@ -59,37 +59,38 @@ class ModelRunner:
         return cls(build_model(hp, vocab_compositions(vocab, feat)), feat, vocab, vtype)
 
     def featurize(self, examples: Sequence[BagExample]) -> list[Any]:
+        """One ``BagData`` per example (the per-bag path; :meth:`run` batches without them)."""
         return [to_data(ex, self.feat, self.vocab, i, labels=False) for i, ex in enumerate(examples)]
 
     @torch.no_grad()
+    def run(self, examples: Sequence[BagExample]) -> BatchOutputs:
+        """One batched pass over ``examples``, featurised straight into one batch (no per-bag objects)."""
+        return self._outputs(collate_examples(examples, self.feat))
+
+    @torch.no_grad()
+    def run_data(self, data_list: Sequence[Any]) -> BatchOutputs:
+        """One batched pass over featurised bags (``BagData``, e.g. a dataset's)."""
+        return self._outputs(collate_bags(list(data_list)))
+
     def forward(self, data_list: Sequence[Any]) -> list[dict[str, Any]]:
-        """One batched pass; per example a dict of CPU tensors (``role_p`` [mols, classes], ``extra_p``, ...)."""
-        batch = Batch.from_data_list(list(data_list)).to(self.device)
-        out = self.model(batch)
-        role_p = out["role_logits"].float().softmax(-1).cpu()
-        extra_p = out["extra_logits"].float().sigmoid().cpu()
-        if "left_logits" in out:
-            left_lp = out["left_logits"].float().log_softmax(-1).cpu()
-            left_bag, left_elem = out["left_bag"].cpu(), out["left_elem"].cpu()
-        res = []
-        mol_ptr = torch.cumsum(torch.tensor([0] + [d.num_mols for d in data_list]), 0)
-        for i in range(len(data_list)):
-            a, b = int(mol_ptr[i]), int(mol_ptr[i + 1])
-            r = {"role_p": role_p[a:b], "extra_p": extra_p[i], "bag": out["bag"][i : i + 1].float()}
-            if self.naive:
-                r["coef"] = out["coef_logits"][a:b].argmax(-1).cpu().tolist()
-                r["newcoef"] = int(out["newcoef_logits"][i].argmax())
-            if "left_logits" in out:
-                sel = left_bag == i
-                r["left_lp"], r["left_elem"] = left_lp[sel], left_elem[sel]
-            res.append(r)
-        return res
+        """One batched pass over featurised bags; per example a dict of CPU tensors (``role_p`` [mols, classes],
+        ``extra_p``, ...)."""
+        out = self.run_data(data_list)
+        return [out.example(i) for i in range(len(out))]
+
+    @torch.no_grad()
+    def _outputs(self, batch: Any) -> BatchOutputs:
+        out = self.model(batch.to(self.device))
+        return BatchOutputs(out, batch.num_mols.tolist(), self.naive)
 
     def extent_scorer(self, out: dict[str, Any]) -> Any:
         """The learned Type-2 extent scorer bound to one example's bag embedding (``None``: exact Bayes rule)."""
-        if not self.learned_extent:
+        return self.extent_scorer_for(out["bag"])
+
+    def extent_scorer_for(self, bag: torch.Tensor | None) -> Any:
+        """:meth:`extent_scorer` for a bag embedding ``[1, dim]``."""
+        if not self.learned_extent or bag is None:
             return None
-        bag = out["bag"]
 
         def scorer(cands: list[int], feats: list[list[float]]) -> list[float]:
             f = torch.tensor(feats, dtype=torch.float, device=self.device)
@@ -97,6 +98,51 @@ class ModelRunner:
                 return self.model.score_extents(bag.expand(len(cands), -1), f).float().cpu().tolist()
 
         return scorer
+
+
+class BatchOutputs:
+    """The network's outputs for one batch, as batch tensors with each example's rows: ``role_p`` [molecules,
+    classes] (``mol_ptr``), ``extra_p`` [bags, vocabulary], ``bag`` embeddings, and with the leftover head its
+    slots (``left_lp`` [slots, count classes], ``left_elem``; ``left_ptr``: a bag's slots are consecutive)."""
+
+    def __init__(self, out: dict[str, torch.Tensor], mols_per_bag: list[int], naive: bool) -> None:
+        self.n = len(mols_per_bag)
+        self.mol_ptr = [0]
+        for k in mols_per_bag:
+            self.mol_ptr.append(self.mol_ptr[-1] + k)
+        self.role_p = out["role_logits"].float().softmax(-1).cpu()
+        self.extra_p = out["extra_logits"].float().sigmoid().cpu()
+        self.bag = out["bag"]
+        self.has_left = "left_logits" in out
+        if self.has_left:
+            self.left_lp = out["left_logits"].float().log_softmax(-1).cpu()
+            self.left_elem = out["left_elem"].cpu()
+            left_bag = out["left_bag"].cpu()  # sorted: slots are unique (bag, element) keys in order
+            counts = torch.bincount(left_bag, minlength=self.n).tolist()
+            self.left_ptr = [0]
+            for c in counts:
+                self.left_ptr.append(self.left_ptr[-1] + c)
+        self.naive = naive
+        if naive:
+            self.coef = out["coef_logits"].argmax(-1).cpu().tolist()
+            self.newcoef = out["newcoef_logits"].argmax(-1).cpu().tolist()
+
+    def __len__(self) -> int:
+        return self.n
+
+    def bag_row(self, i: int) -> torch.Tensor:
+        return self.bag[i : i + 1].float()
+
+    def example(self, i: int) -> dict[str, Any]:
+        """Example ``i``'s outputs as one dict of tensors (what :meth:`ModelRunner.forward` returns)."""
+        a, b = self.mol_ptr[i], self.mol_ptr[i + 1]
+        r: dict[str, Any] = {"role_p": self.role_p[a:b], "extra_p": self.extra_p[i], "bag": self.bag_row(i)}
+        if self.naive:
+            r["coef"], r["newcoef"] = self.coef[a:b], int(self.newcoef[i])
+        if self.has_left:
+            s, e = self.left_ptr[i], self.left_ptr[i + 1]
+            r["left_lp"], r["left_elem"] = self.left_lp[s:e], self.left_elem[s:e]
+        return r
 
 
 @dataclass
