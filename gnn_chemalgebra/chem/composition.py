@@ -6,6 +6,7 @@ Counters keep first-seen order, which the leftover-chain rule depends on.
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
@@ -33,9 +34,29 @@ def atom_label(atom: Chem.Atom) -> str:
 
 
 def mol_composition(mol: Chem.Mol) -> Counter:
-    """Labels of every atom, hydrogens made explicit, in RDKit atom order (H appended after heavy atoms)."""
-    mol_h = Chem.AddHs(mol)
-    return Counter(atom_label(a) for a in mol_h.GetAtoms())
+    """Labels of every atom, hydrogens made explicit, in RDKit atom order (H appended after heavy atoms).
+
+    What ``Counter(atom_label(a) for a in Chem.AddHs(mol).GetAtoms())`` gives (AddHs appends each atom's
+    ``GetTotalNumHs`` as neutral H atoms after the existing ones), counted without building that molecule."""
+    comp: Counter = Counter()
+    n_h = 0
+    for k in range(mol.GetNumAtoms()):  # by index: RDKit's Python atom iterator costs more than the work
+        a = mol.GetAtomWithIdx(k)
+        comp[atom_label(a)] += 1
+        n_h += a.GetTotalNumHs()
+    if n_h:
+        comp["H"] += n_h
+    return comp
+
+
+@functools.lru_cache(maxsize=131072)
+def composition_items(smiles: str) -> tuple[tuple[str, int], ...]:
+    """:func:`mol_composition` of a SMILES as ``(label, count)`` pairs in its key order, cached (a tuple, so no
+    caller can change the cached value); :class:`ChemistryError` if RDKit cannot read it."""
+    mol = Chem.MolFromSmiles(smiles)
+    if mol is None:
+        raise ChemistryError("RDKit cannot read this SMILES", term=smiles)
+    return tuple(mol_composition(mol).items())
 
 
 def smiles_composition(smiles: str) -> Counter:

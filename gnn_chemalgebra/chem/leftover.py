@@ -12,12 +12,11 @@ import functools
 import itertools
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from rdkit import Chem
 
-from ..errors import ChemistryError
-from .composition import mol_composition
+from .composition import composition_items
 
 MAX_ORDERS = 720  # reactant orders tried by rule C (6!)
 
@@ -34,9 +33,15 @@ def leftover_molecule(diff: Counter) -> str | None:
     ``diff`` must keep the order in which the side's atoms were met (a ``Counter`` subtraction
     does), because ``Counter.elements()`` emits labels in that order, as the authors' generator did.
     """
-    labels = list(diff.elements())
+    labels = tuple(diff.elements())
     if not labels:
         return None
+    return _chain(labels)
+
+
+@functools.lru_cache(maxsize=65536)
+def _chain(labels: tuple[str, ...]) -> str | None:
+    """Canonical chain of these labels in this order, cached (a decoder asks for the same ones per candidate)."""
     mol = Chem.MolFromSmiles(chain_smiles(labels))
     if mol is None:
         return None
@@ -61,14 +66,10 @@ def _mol_comp(smiles: str) -> Counter:
     return Counter(dict(_mol_items(smiles)))
 
 
-@functools.lru_cache(maxsize=65536)
 def _mol_items(smiles: str) -> tuple[tuple[str, int], ...]:
     """A molecule's labels in RDKit atom order, cached: the SMILES edit beam asks for the same reactants
-    for every candidate (a tuple, so no caller can change the cached value)."""
-    mol = Chem.MolFromSmiles(smiles)
-    if mol is None:
-        raise ChemistryError("RDKit cannot read this SMILES", term=smiles)
-    return tuple(mol_composition(mol).items())
+    for every candidate (:func:`~gnn_chemalgebra.chem.composition.composition_items`)."""
+    return composition_items(smiles)
 
 
 def leftover_sorted_reactants(reactants: Sequence[str], products: Sequence[str]) -> str | None:
@@ -100,10 +101,23 @@ def leftover_from_composition(reactants: Sequence[str], products: Sequence[str])
     Reproduces 99.8% of the gold leftovers of the local training split (chemalgebra docs, edits report).
     Raises :class:`ChemistryError` when RDKit cannot read one of the SMILES.
     """
+    for s in set(reactants):  # the reactants' errors first
+        _mol_items(s)
+    return leftover_for_composition(reactants, _side(products))
+
+
+def leftover_for_composition(reactants: Sequence[str], p_comp: Mapping[str, int]) -> str | None:
+    """:func:`leftover_from_composition` with the products given by their composition (labels and explicit H,
+    any key order), cached per reactant multiset and composition: the edit beam asks for the same ones."""
+    return _leftover_cached(tuple(sorted(reactants)), tuple(sorted((k, v) for k, v in p_comp.items() if v)))
+
+
+@functools.lru_cache(maxsize=65536)
+def _leftover_cached(reactants: tuple[str, ...], p_items: tuple[tuple[str, int], ...]) -> str | None:
     comps = {s: _mol_comp(s) for s in set(reactants)}
-    p_comp = _side(products)
+    p_comp = Counter(dict(p_items))
     seen: set[tuple[str, ...]] = set()
-    for order in itertools.islice(itertools.permutations(sorted(reactants)), MAX_ORDERS):
+    for order in itertools.islice(itertools.permutations(reactants), MAX_ORDERS):
         if order in seen:
             continue
         seen.add(order)

@@ -30,12 +30,11 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from rdkit import Chem
 from torch_geometric.data import Batch
 
-from ..chem.composition import atom_label
-from ..chem.edits import NONE, EditLabelError, EditLabels, apply_edits
-from ..chem.leftover import leftover_from_composition
+from ..chem.composition import composition_items
+from ..chem.edits import NONE, EditLabelError, EditLabels, ReactantGraph, edited_products, reactant_graph
+from ..chem.leftover import leftover_for_composition
 from ..data.edit_dataset import (
     BOND_VALENCE,
     EDIT_FEATURIZER_VERSION,
@@ -116,15 +115,19 @@ def _kbest(factors: Sequence[_Factor], n_uncertain: int, width: int) -> list[tup
     """The ``width`` best joint choices over the most uncertain factors: (log-prob gain vs argmax, choices)."""
     gaps = [(f.options[1][1] - f.options[0][1], k) for k, f in enumerate(factors) if len(f.options) > 1]
     chosen = [k for _, k in heapq.nlargest(n_uncertain, gaps)]
-    states: list[tuple[float, dict[int, int]]] = [(0.0, {})]
+    states: list[tuple[float, tuple[tuple[int, int], ...]]] = [(0.0, ())]
     for k in chosen:
-        best = factors[k].options[0][1]
-        nxt = []
-        for delta, ch in states:
-            for o, (_, lp) in enumerate(factors[k].options):
-                nxt.append((delta + lp - best, {**ch, k: o} if o else ch))
-        states = heapq.nlargest(width, nxt, key=lambda s: s[0])
-    return states
+        opts = factors[k].options
+        best = opts[0][1]
+        nxt = [
+            (delta + lp - best, (*ch, (k, o)) if o else ch) for delta, ch in states for o, (_, lp) in enumerate(opts)
+        ]
+        states = heapq.nlargest(width, nxt, key=_first)
+    return [(delta, dict(ch)) for delta, ch in states]
+
+
+def _first(s: tuple[float, Any]) -> float:
+    return s[0]
 
 
 def _components(n: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
@@ -182,7 +185,8 @@ def decode_reaction(
     tries = max_tries or 4 * beam
     spare = 2 * tries  # extra tries while nothing valid has been found yet
     r_comp = _composition(reactants) if conserve else None
-    h_count = [h for s in reactants for h in _h_counts(s)]
+    graph = reactant_graph(reactants)  # parsed once: every candidate copies it
+    h_count = graph.h
     assign = _Assigner(factors, cur_of)
     verdicts: dict[tuple, list[str] | None] = {}  # labels -> valid balanced products (None: dropped)
     incident: dict[int, list[int]] = {}
@@ -221,7 +225,7 @@ def decode_reaction(
         if lkey in verdicts:  # another choice gave the same edits: same verdict, no second RDKit pass
             products = verdicts[lkey]
         else:
-            products = _verdict(reactants, labels, r_comp)
+            products = _verdict(graph, reactants, labels, r_comp)
             verdicts[lkey] = products
         if products is None:
             continue
@@ -231,12 +235,6 @@ def decode_reaction(
         seen.add(key)
         results.append(EditCandidate(products, score, labels))
     return results
-
-
-@functools.lru_cache(maxsize=65536)
-def _h_counts(smiles: str) -> tuple[int, ...]:
-    """Hydrogens of every atom of one reactant, cached: a reaction's hypotheses share their reactants."""
-    return tuple(a.GetTotalNumHs() for a in Chem.MolFromSmiles(smiles).GetAtoms())
 
 
 def _labels_key(labels: EditLabels) -> tuple:
@@ -250,10 +248,17 @@ def _labels_key(labels: EditLabels) -> tuple:
     )
 
 
-def _verdict(reactants: Sequence[str], labels: EditLabels, r_comp: Counter | None) -> list[str] | None:
-    """The products of ``labels`` when RDKit accepts them and they balance (``r_comp`` given), else ``None``."""
+def _verdict(
+    graph: ReactantGraph, reactants: Sequence[str], labels: EditLabels, r_comp: Counter | None
+) -> list[str] | None:
+    """The products of ``labels`` when RDKit accepts them and they balance (``r_comp`` given), else ``None``.
+
+    The balance is first tested on the composition read off the sanitised graph
+    (:func:`~gnn_chemalgebra.chem.edits.edited_products`), so that a candidate that cannot balance is
+    rejected before its products are written; one that passes is tested again on the written products."""
+    accept = None if r_comp is None else functools.partial(_balances_composition, reactants, r_comp)
     try:
-        products = apply_edits(reactants, labels)
+        products = edited_products(graph, labels, accept=accept)
     except (EditLabelError, RuntimeError, ValueError):
         return None
     if not products or (r_comp is not None and not _balances(reactants, products, r_comp)):
@@ -261,39 +266,28 @@ def _verdict(reactants: Sequence[str], labels: EditLabels, r_comp: Counter | Non
     return products
 
 
-@functools.lru_cache(maxsize=65536)
-def _mol_comp(smiles: str) -> tuple[tuple[str, int], ...]:
-    """Composition of one molecule (``mol_composition``'s counts and key order: labels in atom order, then the
-    hydrogens), cached: candidates of a reaction share most of their products. Counted without ``Chem.AddHs``:
-    every atom's hydrogens are its ``GetTotalNumHs``, which is what AddHs would add as atoms."""
-    mol = Chem.MolFromSmiles(smiles)
-    if mol is None:
-        raise EditLabelError("unparsable_mapped_smiles", smiles)
-    comp: Counter = Counter()
-    n_h = 0
-    for a in mol.GetAtoms():
-        comp[atom_label(a)] += 1
-        n_h += a.GetTotalNumHs()
-    if n_h:
-        comp["H"] += n_h
-    return tuple(comp.items())
-
-
 def _composition(smiles: Sequence[str]) -> Counter:
     total: Counter = Counter()
     for s in smiles:
-        total.update(dict(_mol_comp(s)))
+        total.update(dict(composition_items(s)))
     return total
 
 
 def _balances(reactants: Sequence[str], products: Sequence[str], r_comp: Counter) -> bool:
     """No product atom beyond the reactants, and a leftover chain RDKit accepts for the difference."""
     try:
-        p_comp = _composition(products)
+        return _balances_composition(reactants, r_comp, _composition(products))
+    except (EditLabelError, ChemistryError):
+        return False
+
+
+def _balances_composition(reactants: Sequence[str], r_comp: Counter, p_comp: Counter) -> bool:
+    """:func:`_balances` for products given by their composition."""
+    try:
         if p_comp - r_comp:
             return False
-        return not (r_comp - p_comp) or leftover_from_composition(reactants, products) is not None
-    except (EditLabelError, ChemistryError):
+        return not (r_comp - p_comp) or leftover_for_composition(reactants, p_comp) is not None
+    except ChemistryError:
         return False
 
 

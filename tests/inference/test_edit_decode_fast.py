@@ -1,0 +1,48 @@
+"""The edit beam's early verdict (balance read off the sanitised graph) ranks exactly as the full RDKit path."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import gnn_chemalgebra.inference.edit_decode as ed
+from gnn_chemalgebra.chem import edits
+
+pytestmark = pytest.mark.integration
+
+
+def _beams(pred: ed.EditPredictor, reactions: list[tuple[list[str], list[str]]]) -> list[list[tuple]]:
+    return [
+        [(c.products, c.score, ed._labels_key(c.labels)) for c in cands]
+        for cands in pred.predict(reactions, beam=5, batch_size=8)
+    ]
+
+
+def test_early_verdict_changes_no_candidate(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gnn_chemalgebra.data.build import bundled_data_dir
+    from gnn_chemalgebra.data.uspto import process_reaction, read_split
+
+    records = [process_reaction(raw) for raw in read_split(bundled_data_dir(), "test", limit=40)]
+    reactions = [(r["reactants"], r["reagents"]) for r in records if r["ok"]][:24]
+    pred = ed.EditPredictor.from_checkpoint(ed.BUNDLED_CHECKPOINT)
+
+    asked: list[bool] = []
+    fast_products = edits.edited_products
+
+    def counting(*args: Any, **kw: Any) -> list[str] | None:
+        out = fast_products(*args, **kw)
+        asked.append(out is None)
+        return out
+
+    monkeypatch.setattr(ed, "edited_products", counting)
+    fast = _beams(pred, reactions)
+    assert sum(asked) > 20  # candidates rejected before their products were written
+
+    def full_path(*args: Any, **kw: Any) -> list[str] | None:
+        kw.pop("accept", None)  # no early verdict: every candidate written, balance tested on the strings
+        return fast_products(*args, **kw)
+
+    monkeypatch.setattr(ed, "edited_products", full_path)
+    assert _beams(pred, reactions) == fast
+    assert sum(len(b) for b in fast) >= 3 * len(reactions)
