@@ -16,7 +16,8 @@ evidence for the molecules they share. Features: whether an explanation within `
 from __future__ import annotations
 
 import torch
-from torch_geometric.utils import to_dense_batch
+
+from .dense import to_dense_batch
 
 N_PRODUCT_FEATURES = 4
 
