@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import json
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -266,6 +266,34 @@ def record_example(
         seed=int(record.get("id", 0)) if shuffle_seed is None else shuffle_seed,
     )  # fmt: skip
     return add_labels(data, labels)
+
+
+class SizeBucketBatchSampler:
+    """Batches of reactions of similar atom counts, for a padded Transformer over each reaction's atoms.
+
+    Each pass: a seeded permutation of every index, cut into pools of ``pool`` batches; each pool is sorted by
+    size (stable) and cut into batches of ``batch_size``; the batches of all pools are then shuffled. Every index
+    appears once per pass, the batches are as many as without bucketing (only the last pool has a short batch),
+    and the order depends only on the ``generator``'s state (which the trainer saves and restores on resume).
+    """
+
+    def __init__(self, sizes: Sequence[int], batch_size: int, generator: torch.Generator, pool: int = 50) -> None:
+        self.sizes = list(sizes)
+        self.batch_size = int(batch_size)
+        self.generator = generator
+        self.span = self.batch_size * max(int(pool), 1)
+
+    def __len__(self) -> int:
+        return -(-len(self.sizes) // self.batch_size)
+
+    def __iter__(self) -> Iterator[list[int]]:
+        perm = torch.randperm(len(self.sizes), generator=self.generator).tolist()
+        batches: list[list[int]] = []
+        for start in range(0, len(perm), self.span):
+            chunk = sorted(perm[start : start + self.span], key=self.sizes.__getitem__)
+            batches += [chunk[k : k + self.batch_size] for k in range(0, len(chunk), self.batch_size)]
+        for b in torch.randperm(len(batches), generator=self.generator).tolist():
+            yield batches[b]
 
 
 def load_records(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ import torch
 from torch import nn
 from torch.nn import functional as F
 
-from ..data.edit_dataset import H_ZERO, IGNORE, N_BOND_CLASSES, N_DIST, N_H_CLASSES, N_Q_CLASSES, Q_ZERO
+from ..data.edit_dataset import H_ZERO, IGNORE, N_BOND_CLASSES, N_DIST, N_H_CLASSES, N_Q_CLASSES, NONE, Q_ZERO
 from ..data.featurize import COMP_DIM
 from .blocks import ConvStack, DenseSetAttention, mlp, scatter
 
@@ -63,7 +63,8 @@ class EditModel(nn.Module):
         self.q_head = mlp(2 * hidden, hidden, N_Q_CLASSES, dropout)
         self.p_head = mlp(2 * hidden, hidden, 1, dropout)
 
-    def forward(self, data: Any) -> dict[str, torch.Tensor]:
+    def forward(self, data: Any, pair_sel: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+        """Logits of every candidate pair (``pair_sel``: of those candidate positions only) and every atom."""
         batch = data.batch if getattr(data, "batch", None) is not None else data.z.new_zeros(data.z.size(0))
         n_graphs = int(data.num_graphs) if hasattr(data, "num_graphs") else 1
         h = self.z_emb(data.z) + self.x_in(data.x)
@@ -71,39 +72,98 @@ class EditModel(nn.Module):
         g = self.mix(h, batch, n_graphs)
         ha = torch.cat([h, g], dim=-1)  # local and reaction-wide views of each atom
         i, j = data.pair_index
-        pair = torch.cat([g[i] + g[j], g[i] * g[j], self.cur_emb(data.pair_cur) + self.dist_emb(data.pair_dist)], -1)
+        cur, dist = data.pair_cur, data.pair_dist
+        if pair_sel is not None:
+            i, j, cur, dist = i[pair_sel], j[pair_sel], cur[pair_sel], dist[pair_sel]
+        if self.training:
+            pair = self._pair_logits_factored(g, i, j, cur, dist)
+        else:  # inference and validation: the arithmetic the bundled checkpoints were scored with
+            pair = self.pair_head(torch.cat([g[i] + g[j], g[i] * g[j], self.cur_emb(cur) + self.dist_emb(dist)], -1))
         return {
-            "pair": self.pair_head(pair),
+            "pair": pair,
             "h": self.h_head(ha),
             "q": self.q_head(ha),
             "prod": self.p_head(ha).squeeze(-1),
         }
+
+    def _pair_logits_factored(
+        self, g: torch.Tensor, i: torch.Tensor, j: torch.Tensor, cur: torch.Tensor, dist: torch.Tensor
+    ) -> torch.Tensor:
+        """The pair head with its first linear layer split over the three blocks of its input (training).
+
+        ``W [g_i + g_j, g_i * g_j, e_cur + e_dist] + b = (W_s g)_i + (W_s g)_j + W_p (g_i * g_j)
+        + (W_e E_cur)[cur] + (W_e E_dist + b)[dist]``: the sum and embedding blocks are multiplied once per
+        atom or table row instead of once per pair, so the per-pair matrix product is a third as wide. The
+        same function; only the rounding differs, so eval mode keeps the concatenated form."""
+        lin = self.pair_head[0]
+        w_sum, w_prod, w_emb = lin.weight.split(g.size(1), dim=1)
+        per_atom = g @ w_sum.t()
+        t_cur = self.cur_emb.weight @ w_emb.t()
+        t_dist = torch.addmm(lin.bias, self.dist_emb.weight, w_emb.t())
+        base = per_atom.index_select(0, i) + per_atom.index_select(0, j)
+        base = base + t_cur.index_select(0, cur) + t_dist.index_select(0, dist)
+        pre = torch.addmm(base, g.index_select(0, i) * g.index_select(0, j), w_prod.t())
+        for layer in self.pair_head[1:]:
+            pre = layer(pre)
+        return pre
 
 
 def build_edit_model(hp: dict[str, Any]) -> EditModel:
     return EditModel(**hp)
 
 
-def _weighted_ce(logits: torch.Tensor, y: torch.Tensor, unchanged: torch.Tensor, w0: float) -> torch.Tensor:
-    """Sum of cross-entropies with the "no change" targets weighted ``w0`` (rows with y == IGNORE skipped)."""
+def _weighted_ce(
+    logits: torch.Tensor, y: torch.Tensor, unchanged: torch.Tensor, w0: float, scale: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Sum of cross-entropies with the "no change" targets weighted ``w0`` (rows with y == IGNORE skipped),
+    each row further multiplied by ``scale`` when given."""
     keep = y != IGNORE
     if not bool(keep.any()):
         return logits.sum() * 0.0
     ce = F.cross_entropy(logits[keep], y[keep], reduction="none")
     w = torch.where(unchanged[keep], torch.full_like(ce, w0), torch.ones_like(ce))
+    if scale is not None:
+        w = w * scale[keep]
     return (ce * w).sum()
 
 
-def edit_losses(out: dict[str, torch.Tensor], data: Any, weights: dict[str, float] | None = None) -> dict[str, Any]:
+def sample_pairs(data: Any, keep: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """Candidate positions scored in one training step, and the loss weight of each (unbiased subsampling).
+
+    Every pair that is bonded in the reactants or changes is kept; the others (non-bonded pairs that stay
+    non-bonded: most pairs, almost all of them easy) are kept with probability ``keep`` (the global torch RNG,
+    seeded and checkpointed by the trainer) and weighted ``1 / keep``, so the expected pair loss is the loss
+    over every pair. Inference still scores every pair."""
+    cur = data.pair_cur
+    easy = (cur == NONE) & (data.pair_y == NONE)
+    if keep >= 1.0:
+        return torch.arange(cur.numel(), device=cur.device), torch.ones(cur.numel(), device=cur.device)
+    sel = (~easy | (torch.rand(cur.numel(), device=cur.device) < keep)).nonzero().squeeze(1)
+    weight = torch.where(easy[sel], 1.0 / keep, 1.0)
+    return sel, weight
+
+
+def edit_losses(
+    out: dict[str, torch.Tensor],
+    data: Any,
+    weights: dict[str, float] | None = None,
+    pair_sel: torch.Tensor | None = None,
+    pair_weight: torch.Tensor | None = None,
+) -> dict[str, Any]:
     """Per-reaction sums of the edit losses (averaged over the batch's reactions).
 
     "No change" (a pair keeping its class, an atom keeping its valence residual/charge) is weighted
     ``nochange`` (default 0.2): almost every pair and atom is unchanged, and the reaction centre is the signal.
+    ``pair_sel`` / ``pair_weight``: ``out["pair"]`` holds only those candidate positions, their rows weighted
+    so (from :func:`sample_pairs`).
     """
     weights = weights or {}
     w0 = float(weights.get("nochange", 0.2))
     n = max(int(getattr(data, "num_graphs", 1)), 1)
-    pair = _weighted_ce(out["pair"], data.pair_y, data.pair_y == data.pair_cur, w0) / n
+    pair_y, pair_cur = data.pair_y, data.pair_cur
+    if pair_sel is not None:
+        pair_y, pair_cur = pair_y[pair_sel], pair_cur[pair_sel]
+    pair = _weighted_ce(out["pair"], pair_y, pair_y == pair_cur, w0, pair_weight) / n
     h = _weighted_ce(out["h"], data.h_y, data.h_y == H_ZERO, w0) / n
     q = _weighted_ce(out["q"], data.q_y, data.q_y == Q_ZERO, w0) / n
     keep = data.prod_y != IGNORE

@@ -16,9 +16,9 @@ import torch
 from torch_geometric.loader import DataLoader
 
 from ..config import Config, typed
-from ..data.edit_dataset import EDIT_FEATURIZER_VERSION, build_examples, load_records
+from ..data.edit_dataset import EDIT_FEATURIZER_VERSION, SizeBucketBatchSampler, build_examples, load_records
 from ..errors import InputError
-from ..models.edit_model import build_edit_model, edit_hparams, edit_losses, exact_edit_hits
+from ..models.edit_model import build_edit_model, edit_hparams, edit_losses, exact_edit_hits, sample_pairs
 from . import distributed
 from .engine import Metrics, Task, fit
 
@@ -75,10 +75,13 @@ class EditTask(Task):
         if dist_info.enabled:
             self.sampler = distributed.sampler(self.train_ex, dist_info, cfg.train.seed)
             self.loader = DataLoader(self.train_ex, batch_size=self.batch_size, sampler=self.sampler)
-        else:
-            self.loader = DataLoader(self.train_ex, batch_size=self.batch_size, shuffle=True, generator=gen)
+        else:  # reactions of similar atom counts together: the Transformer pads each batch to its largest
+            sizes = [int(e.num_nodes) for e in self.train_ex]
+            bucket = SizeBucketBatchSampler(sizes, self.batch_size, gen)
+            self.loader = DataLoader(self.train_ex, batch_sampler=bucket)
         self.net = distributed.wrap(self.model, dist_info, device)
         self.weights = {"nochange": cfg.train.nochange_weight, "prod": cfg.train.prod_weight}
+        self.pair_keep = float(cfg.train.pair_keep)
 
     def steps_per_epoch(self) -> int:
         return len(self.loader)
@@ -90,7 +93,10 @@ class EditTask(Task):
 
     def train_step(self, batch: Any) -> tuple[dict[str, torch.Tensor], int]:
         batch = batch.to(self.device)
-        return edit_losses(self.net(batch), batch, self.weights), int(batch.num_graphs)
+        if self.pair_keep >= 1.0:
+            return edit_losses(self.net(batch), batch, self.weights), int(batch.num_graphs)
+        sel, w = sample_pairs(batch, self.pair_keep)  # the easy non-bonded pairs, subsampled and reweighted
+        return edit_losses(self.net(batch, pair_sel=sel), batch, self.weights, sel, w), int(batch.num_graphs)
 
     def validate(self) -> Metrics:
         if not self.val_ex:

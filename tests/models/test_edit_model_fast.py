@@ -1,0 +1,126 @@
+"""The edit model's training-mode shortcuts: the factored pair head and the subsampled pair loss (issue 13)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+from torch_geometric.data import Batch
+
+from gnn_chemalgebra.chem.edits import NONE
+from gnn_chemalgebra.data.edit_dataset import N_BOND_CLASSES, N_H_CLASSES, N_Q_CLASSES, record_example
+from gnn_chemalgebra.models.edit_model import build_edit_model, edit_hparams, edit_losses, sample_pairs
+
+pytestmark = pytest.mark.unit
+
+RECORDS = [json.loads(line) for line in (Path(__file__).parents[1] / "edit_records.jsonl").read_text().splitlines()]
+
+
+@pytest.fixture(scope="module")
+def batch() -> Batch:
+    return Batch.from_data_list([record_example(r) for r in RECORDS])
+
+
+def _model(batch: Batch, dropout: float = 0.0):
+    torch.manual_seed(0)
+    mcfg = {"hidden": 32, "layers": 2, "attn_layers": 1, "heads": 2, "dropout": dropout}
+    return build_edit_model(edit_hparams(mcfg, batch.x.size(1), batch.edge_attr.size(1)))
+
+
+def test_eval_mode_pair_head_is_the_concatenated_form(batch: Batch) -> None:
+    """Eval mode (inference, validation) computes exactly what the bundled checkpoints were scored with."""
+    model = _model(batch).eval()
+    with torch.no_grad():
+        out = model(batch)
+        h = model.convs(model.z_emb(batch.z) + model.x_in(batch.x), batch.edge_index, batch.edge_attr)
+        g = model.mix(h, batch.batch, int(batch.num_graphs))
+        i, j = batch.pair_index
+        emb = model.cur_emb(batch.pair_cur) + model.dist_emb(batch.pair_dist)
+        want = model.pair_head(torch.cat([g[i] + g[j], g[i] * g[j], emb], -1))
+    assert torch.equal(out["pair"], want)
+
+
+def test_factored_pair_head_equals_the_concatenated_one(batch: Batch) -> None:
+    model = _model(batch)  # dropout 0: train and eval mode compute the same function
+    with torch.no_grad():
+        ref = model.eval()(batch)
+        fast = model.train()(batch)
+    assert fast["pair"].shape == (batch.pair_index.size(1), N_BOND_CLASSES)
+    assert torch.allclose(fast["pair"], ref["pair"], atol=1e-5, rtol=1e-4)
+    for key in ("h", "q", "prod"):  # the Transformer's eval fast path rounds differently too
+        assert torch.allclose(fast[key], ref[key], atol=1e-5, rtol=1e-4)
+    sel = torch.tensor([0, 3, 5, batch.pair_index.size(1) - 1])
+    with torch.no_grad():
+        part = model(batch, pair_sel=sel)
+    assert torch.allclose(part["pair"], fast["pair"][sel], atol=1e-6)
+
+
+def test_factored_pair_head_gradients_match(batch: Batch) -> None:
+    model = _model(batch)
+    grads = []
+    for train in (False, True):
+        model.zero_grad()
+        model.train(train)
+        edit_losses(model(batch), batch)["total"].backward()
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None})
+    assert grads[0].keys() == grads[1].keys()
+    for name, g in grads[0].items():
+        assert torch.allclose(g, grads[1][name], atol=1e-5, rtol=1e-3), name
+
+
+def test_sample_pairs_keeps_bonds_and_changes(batch: Batch) -> None:
+    torch.manual_seed(1)
+    sel, w = sample_pairs(batch, 0.25)
+    easy = (batch.pair_cur == NONE) & (batch.pair_y == NONE)
+    must = (~easy).nonzero().squeeze(1)
+    assert set(must.tolist()) <= set(sel.tolist())
+    assert bool((sel[1:] > sel[:-1]).all())  # ascending, no repeats
+    assert torch.equal(w, torch.where(easy[sel], 4.0, 1.0))
+    assert 0 < int(easy[sel].sum()) < int(easy.sum())  # some of the easy pairs, not all
+    full, ones = sample_pairs(batch, 1.0)
+    assert torch.equal(full, torch.arange(batch.pair_cur.numel())) and bool((ones == 1).all())
+
+
+def test_subsampled_pair_loss_is_unbiased(batch: Batch) -> None:
+    torch.manual_seed(2)
+    out = {
+        "pair": torch.randn(batch.pair_cur.numel(), N_BOND_CLASSES),
+        "h": torch.randn(batch.num_nodes, N_H_CLASSES),
+        "q": torch.randn(batch.num_nodes, N_Q_CLASSES),
+        "prod": torch.randn(batch.num_nodes),
+    }
+    full = edit_losses(out, batch)
+    n = torch.arange(batch.pair_cur.numel())
+    same = edit_losses(out, batch, pair_sel=n, pair_weight=torch.ones(n.numel()))
+    assert torch.equal(same["pair"], full["pair"]) and torch.equal(same["total"], full["total"])
+    draws = []
+    for _ in range(3000):
+        sel, w = sample_pairs(batch, 0.25)
+        part = edit_losses({**out, "pair": out["pair"][sel]}, batch, pair_sel=sel, pair_weight=w)
+        assert torch.equal(part["h"], full["h"])
+        draws.append(float(part["pair"]))
+    mean = sum(draws) / len(draws)
+    assert abs(mean - float(full["pair"])) < 0.01 * float(full["pair"])
+    assert min(draws) < float(full["pair"]) < max(draws)
+
+
+@pytest.mark.integration
+def test_trainer_with_subsampled_pairs_is_seeded(tmp_path: Path) -> None:
+    """Bucketed batches and sampled pairs come from the seeded generators: two runs give the same weights."""
+    from gnn_chemalgebra.training.edits import train_edits
+
+    exs = [record_example(r) for r in RECORDS]
+    weights = []
+    for run in ("a", "b"):
+        cfg = {
+            "run_dir": str(tmp_path / run),
+            "model": {"hidden": 16, "layers": 1, "attn_layers": 1, "heads": 2, "dropout": 0.1},
+            "train": {"epochs": 2, "batch_size": 2, "seed": 3, "device": "cpu", "pair_keep": 0.5},
+        }
+        summary = train_edits(cfg, examples={"train": exs, "valid": exs[:2]})
+        assert summary["steps"] == 2 * -(-len(exs) // 2)
+        assert all(torch.isfinite(torch.tensor(h["train"]["total"])) for h in summary["history"])
+        weights.append(torch.load(tmp_path / run / "last.pt", weights_only=True)["model"])
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
