@@ -20,7 +20,8 @@ for its side effects (about a quarter of torch's import, with ``torch._decomp``/
 registers Python kernels for the Meta dispatch key and decompositions, which only tracing reads (FakeTensor,
 ``torch.compile``, ``torch.export``, tensors on the "meta" device); CPU and CUDA kernels are not touched, so the
 network computes the same bytes. Nothing reads an attribute of that module, so loading any other deferred package
-(``torch._dynamo``, the entry to compiling) loads it first, and :func:`load_real` loads it on request.
+(``torch._dynamo``, the entry to compiling) loads it first, and :func:`load_real` loads it on request. And
+``torch.export`` (a stand-in like the others, loaded on its first use), which ``import torch`` also runs eagerly.
 
 Ground floor: imports neither torch nor anything of the package.
 """
@@ -37,7 +38,7 @@ import types
 from collections.abc import Sequence
 
 DEFERRED: tuple[str, ...] = ("torch._dynamo", "torch_geometric.datasets")
-INFERENCE_ONLY: tuple[str, ...] = ("torch._meta_registrations",)
+INFERENCE_ONLY: tuple[str, ...] = ("torch._meta_registrations", "torch.export")
 _lock = threading.RLock()
 
 
@@ -56,13 +57,14 @@ class _StandIn(types.ModuleType):
 def load_real(name: str) -> types.ModuleType:
     """Import the real package ``name`` (once) and put it where the stand-in was."""
     with _lock:
-        mod = sys.modules.get(name)
+        if name not in _Finder.loaded:
+            _Finder.loaded.add(name)
+            for first in INFERENCE_ONLY:  # registrations that tracing (behind every other deferred package) needs
+                if first not in _Finder.loaded and isinstance(sys.modules.get(first), _StandIn):
+                    load_real(first)
+        mod = sys.modules.get(name)  # (after those: one of them may have loaded this one)
         if mod is not None and not isinstance(mod, _StandIn):
             return mod
-        for first in INFERENCE_ONLY:  # registrations that tracing (behind every other deferred package) needs
-            if first != name and isinstance(sys.modules.get(first), _StandIn):
-                load_real(first)
-        _Finder.loaded.add(name)
         sys.modules.pop(name, None)
         parent_name, _, child = name.rpartition(".")
         parent = sys.modules.get(parent_name)
