@@ -92,24 +92,24 @@ def _apply_with_roles(source: Sequence[Term], nu: Mapping[str, int], xi: int, ro
     if len(roles) != len(source):
         raise BalanceError(f"{len(roles)} roles for {len(source)} source terms")
     out: list[Term] = []
-    n_react: Counter = Counter()
-    n_prod: Counter = Counter()
+    n_react: dict[str, int] = {}
+    n_prod: dict[str, int] = {}
     for term, role in zip(source, roles, strict=True):
-        if role == REACTANT:
-            n_react[term.mol] += 1
+        if role == REAGENT:
+            out.append(term)
+        elif role == REACTANT:
+            n_react[term.mol] = n_react.get(term.mol, 0) + 1
             if term.coef - xi < 0:
                 raise BalanceError(f"reactant {term.mol} has {term.coef} < extent {xi}")
             if term.coef > xi:
                 out.append(Term(term.coef - xi, term.mol))
         elif role == PRODUCT:
-            n_prod[term.mol] += 1
+            n_prod[term.mol] = n_prod.get(term.mol, 0) + 1
             out.append(Term(term.coef + xi, term.mol))
-        elif role == REAGENT:
-            out.append(term)
         else:
             raise BalanceError(f"unknown role {role!r}")
     for mol in list(nu) + [m for m in n_react if m not in nu]:
-        missing = nu.get(mol, 0) + n_react[mol] - n_prod[mol]
+        missing = nu.get(mol, 0) + n_react.get(mol, 0) - n_prod.get(mol, 0)
         if missing < 0:
             raise BalanceError(f"nu and roles disagree on {mol}")
         out.extend(Term(xi, mol) for _ in range(missing))

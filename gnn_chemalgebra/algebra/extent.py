@@ -247,6 +247,9 @@ def term_roles(
     per_mol: dict[str, list[str]] = {}
     for m, coefs in groups.items():
         n = nu.get(m, 0)
+        if len(coefs) == 1:  # one term (the common case): the rules below, without the sort
+            per_mol[m] = [REACTANT if n < 0 else PRODUCT if n > 0 and vtype == 2 else REAGENT]
+            continue
         idx = sorted(range(len(coefs)), key=lambda i: -coefs[i])  # largest first
         roles = [REAGENT] * len(coefs)
         if n < 0:

@@ -11,6 +11,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..algebra.decompose import apply_extent as _apply
 from ..algebra.extent import (
     extent_candidates,
     extent_posterior_evidence,
@@ -23,6 +24,7 @@ from ..chem.bag import Term, bag_totals
 from ..chem.composition import CHARGE_KEY
 from ..chem.formula import write_formula
 from ..data.featurize import extent_features
+from ..errors import BalanceError
 
 
 def apply_extent(
@@ -34,9 +36,6 @@ def apply_extent(
 ) -> list[Term]:
     """target = source + xi * nu via ``algebra.decompose.apply_extent`` (with per-term roles when given, the
     generator's exact layout); on totals if that refuses."""
-    from ..algebra.decompose import apply_extent as _apply
-    from ..errors import BalanceError
-
     full = dict(nu)
     for m, n in new_products:
         full[m] = full.get(m, 0) + n
@@ -75,17 +74,19 @@ class Decoded:
     uncovered: list[str] = field(default_factory=list)
     balanced: bool = True
     log_evidence: float = 0.0  # Type 2: log P(source | these roles) under the generator; 0 for Type 1
+    main_comp: Counter | None = None  # formula: the remainder that ``main_product`` writes (its composition)
 
 
 def remainder(nu: Mapping[str, int], comps: Mapping[str, Mapping[str, int]], extras: Sequence[str]) -> Counter:
     """Reactant composition minus present products minus by-products (element view, with net charge)."""
-    r: Counter = Counter()
+    r: dict[str, int] = {}
+    get = r.get
     for m, n in nu.items():
         for k, v in comps[m].items():
-            r[k] -= n * v
+            r[k] = get(k, 0) - n * v
     for e in extras:
         for k, v in comps[e].items():
-            r[k] -= v
+            r[k] = get(k, 0) - v
     return Counter({k: v for k, v in r.items() if v != 0})
 
 
@@ -145,7 +146,7 @@ def decode_bag(
     full = dict(nu)
     for m, n in new:
         full[m] = full.get(m, 0) + n
-    roles = term_roles(terms, full, vtype)
+    roles = term_roles(terms, full, vtype, groups)
     cands = extent_candidates(groups, full)
     post: list[float] = []
     log_ev = 0.0
@@ -173,4 +174,5 @@ def decode_bag(
         uncovered=uncovered,
         balanced=balanced,
         log_evidence=log_ev,
+        main_comp=rem if main is not None and repr == "formula" else None,
     )

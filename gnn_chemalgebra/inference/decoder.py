@@ -128,12 +128,13 @@ class Decoder:
         self.repr = feat.repr
         self.settings = dataclasses.replace(settings) if settings is not None else DecodeConfig()
         self.edit = edit if feat.repr == "smiles" else None  # an EditPredictor: product graphs for SMILES
-        self.edit_cache: dict[tuple, list[tuple[list[str], float]]] = {}
+        self.edit_cache: dict[tuple, Any] = {}  # bag -> smiles_products.ProductSets (found lazily)
         extent_rule_for([], extent)  # validate early
         self.extent = extent
         self._comp_cache: dict[str, Any] = {}
         self._left_tab: tuple[list[str | None], torch.Tensor] | None = None
         self._left_index: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # per K: (valid rows, gather index)
+        self._left_names: dict[tuple, str | None] = {}  # arg-max leftover composition -> its formula
         self.comp_lookup: dict[tuple, str] = {}
         for s in vocab.items[1:]:
             self.comp_lookup.setdefault(tuple(sorted(self._comp(s).items())), s)
@@ -227,10 +228,13 @@ class Decoder:
         name: str | None = None
         if any(key != CHARGE_KEY for key in comp_d):
             if self.repr == "formula":
-                try:
-                    name = write_formula(comp_d)
-                except ChemAlgebraError:
-                    name = None
+                key = tuple(comp_d.items())  # the head's arg-max compositions repeat: written once each
+                if key not in self._left_names:
+                    try:
+                        self._left_names[key] = write_formula(comp_d)
+                    except ChemAlgebraError:
+                        self._left_names[key] = None
+                name = self._left_names[key]
             else:
                 name = self.comp_lookup.get(tuple(sorted(comp_d.items())))
         if name is not None or not comp_d:
@@ -354,6 +358,7 @@ class Decoder:
         comps = {m: self._comp(m) for m in [*ex.mols, *extras]}
         combos = sorted(((rs + ls, assign, o) for rs, assign in hyps for ls, o in options), key=lambda t: -t[0])
         decs: list[Hypothesis] = []
+        ok: list[bool] = []  # acceptable(), once per hypothesis
         n_bal = 0
         weigh = self.weigh_evidence(ex, rule)
         for score, assign, ex_try in combos:
@@ -370,15 +375,18 @@ class Decoder:
                 extent_scorer=scorer,
                 extent_rule=rule,
             )
+            if d.main_comp is not None:  # the written main's composition is the remainder: no need to parse it
+                self._comp_cache.setdefault(d.main_product, d.main_comp)  # type: ignore[arg-type]
             decs.append(Hypothesis(score + self.evidence(d) if weigh else score, d, tuple(assign), tuple(ex_try)))
-            n_bal += self.acceptable(d)
+            ok.append(self.acceptable(d))
+            n_bal += ok[-1]
             if n_bal >= max(beam, 1) and not weigh:
                 break
         # Top-1 = the most likely hypothesis whose decoding is balanced (exact algebra), if any.
         # (a decoding that consumes nothing -- no reaction at all -- ranks after every reacting one)
         order = sorted(
             range(len(decs)),
-            key=lambda i: (not self.acceptable(decs[i][1]), not decs[i][1].balanced, -decs[i][0] if weigh else i),
+            key=lambda i: (not ok[i], not decs[i][1].balanced, -decs[i][0] if weigh else i),
         )
         return [decs[i] for i in order][: max(beam, 1)]
 
@@ -395,6 +403,15 @@ class Decoder:
         from .smiles_products import new_products_for_bags
 
         return new_products_for_bags(
+            bags, self.settings.edit_beam, checkpoint=self.edit, drop_input_copies=False, cache=self.edit_cache
+        )
+
+    def edit_product_sets(self, bags: Sequence[tuple[list[str], list[str]]]) -> list[Any]:
+        """:meth:`edit_products` as lazy :class:`~.smiles_products.ProductSets` (iterated in the same order, with a
+        bound on the scores of the sets not yet found), sharing the same cache."""
+        from .smiles_products import product_sets_for_bags
+
+        return product_sets_for_bags(
             bags, self.settings.edit_beam, checkpoint=self.edit, drop_input_copies=False, cache=self.edit_cache
         )
 
@@ -416,7 +433,9 @@ class Decoder:
             if not reactants or tuple(reactants) in seen:
                 continue
             seen.add(tuple(reactants))
-            for prods, es in self.edit_products([(reactants, reagents)])[0]:
+            sets = self.edit_product_sets([(reactants, reagents)])[0]
+            best_ok = float("-inf")  # best acceptable score of this reactant set (unweighed top-1 only)
+            for prods, es in sets:
                 comps = {m: self._comp(m) for m in [*ex.mols, *prods]}
                 d = decode_bag(
                     ex.terms, nu, prods, comps, self.repr, ex.vtype, ex.cset, extent_scorer=scorer, extent_rule=rule
@@ -424,6 +443,11 @@ class Decoder:
                 d.main_product = self.main_of([m for m in prods if m not in ex.mols])
                 others = tuple(m for m in prods if m not in ex.mols and m != d.main_product)
                 decs.append(Hypothesis(rs + es + (self.evidence(d) if weigh else 0.0), d, tuple(assign), others))
+                if beam <= 1 and not weigh and self.acceptable(d):
+                    # no later set scores above rs + bound, and an equal one ranks after: the top-1 is settled
+                    best_ok = max(best_ok, decs[-1].score)
+                    if best_ok >= rs + sets.bound():
+                        break
             # Type 1: the first reactant set with an acceptable decoding (further beam entries come from its
             # other product sets); Type 2: ``edit_role_sets`` reactant sets, weighed by the evidence.
             if any(self.acceptable(h.decoded) for h in decs) and len(seen) >= (
@@ -463,4 +487,4 @@ class Decoder:
                     break
             bags += sets
         if bags:
-            self.edit_products(bags)
+            self.edit_product_sets(bags)  # the network now, batched; each set's search when decode asks

@@ -62,8 +62,9 @@ def build_record(
                 "best_confidence": round(row[best_j], 4),
             }
         )
+    prediction = format_bag(terms)
     return {
-        "prediction": format_bag(terms),
+        "prediction": prediction,
         "fallback": res.fallback,
         "confidence": None if res.fallback else round(math.exp(log_joint), 4),
         "molecules": molecules,
@@ -83,7 +84,7 @@ def build_record(
         "not_covered": chosen.uncovered,
         "beam": [
             {
-                "prediction": format_bag(h.decoded.terms),
+                "prediction": prediction if h.decoded.terms is terms else format_bag(h.decoded.terms),
                 "logp": round(h.score, 4),
                 "main_product": h.decoded.main_product,
             }

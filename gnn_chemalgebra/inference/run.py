@@ -147,7 +147,7 @@ def predict_inputs(
     chunks = [examples[s : s + batch_size] for s in range(0, len(examples), batch_size)]
     with bar(len(examples), "predict", enabled=progress) as b:
         if workers > 1 and len(chunks) > 1:
-            outs = _predict_in_workers(predictor.spec(), chunks, workers, beam, b)
+            outs = _predict_in_workers(predictor, chunks, workers, beam, b)
         else:
             for chunk in chunks:
                 outs += predictor.predict(chunk, batch_size=batch_size, beam=beam)
@@ -158,10 +158,12 @@ def predict_inputs(
 
 
 _WORKER: Any = None
+_FORKED: tuple[Any, list[list[BagExample]]] | None = None  # (predictor, chunks) a forked worker inherits
 
 
 def _load_worker(spec: Any) -> None:
-    """Pool initializer: one predictor per worker process, one thread each (the processes are the parallelism)."""
+    """Pool initializer (spawn): one predictor per worker process, one thread each (the processes are the
+    parallelism)."""
     from .. import lazy_imports
 
     lazy_imports.install()  # a spawned worker starts bare: defer torch._dynamo as the parent did
@@ -177,15 +179,58 @@ def _predict_chunk(job: tuple[list[BagExample], int]) -> list[dict[str, Any]]:
     return _WORKER.predict(examples, batch_size=len(examples), beam=beam)
 
 
+def _init_forked() -> None:
+    """Pool initializer (fork): the predictor and the chunks are the parent's, inherited; one thread each, as
+    torch's own DataLoader workers do after a fork."""
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def _predict_forked_chunk(job: tuple[int, int]) -> list[dict[str, Any]]:
+    i, beam = job
+    predictor, chunks = _FORKED  # type: ignore[misc]
+    return predictor.predict(chunks[i], batch_size=len(chunks[i]), beam=beam)
+
+
+def _can_fork(predictor: Any) -> bool:
+    """Fork the loaded predictor (no import, no model load per worker) on Linux with a CPU model; elsewhere
+    (macOS, Windows, CUDA) the workers are spawned and load it again."""
+    import multiprocessing
+    import sys
+
+    return (
+        sys.platform.startswith("linux")
+        and "fork" in multiprocessing.get_all_start_methods()
+        and getattr(predictor, "device", None) is not None
+        and str(predictor.device) == "cpu"
+    )
+
+
 def _predict_in_workers(
-    spec: Any, chunks: list[list[BagExample]], workers: int, beam: int, progress_bar: Any
+    predictor: Any, chunks: list[list[BagExample]], workers: int, beam: int, progress_bar: Any
 ) -> list[dict[str, Any]]:
-    """``chunks`` decoded by a pool of ``workers`` spawned processes (spawn: no forked torch threads)."""
+    """``chunks`` predicted by a pool of ``workers`` processes, results in input order (``imap``); each chunk is
+    predicted as one batch, exactly as in one process."""
     import multiprocessing
 
+    global _FORKED
     outs: list[dict[str, Any]] = []
-    ctx = multiprocessing.get_context("spawn")
-    with ctx.Pool(min(workers, len(chunks)), initializer=_load_worker, initargs=(spec,)) as pool:
+    n = min(workers, len(chunks))
+    if _can_fork(predictor):
+        _FORKED = (predictor, chunks)
+        try:
+            with multiprocessing.get_context("fork").Pool(n, initializer=_init_forked) as pool:
+                for chunk, got in zip(
+                    chunks, pool.imap(_predict_forked_chunk, [(i, beam) for i in range(len(chunks))]), strict=True
+                ):
+                    outs += got
+                    progress_bar.update(len(chunk))
+        finally:
+            _FORKED = None
+        return outs
+    ctx = multiprocessing.get_context("spawn")  # spawn: no forked torch threads
+    with ctx.Pool(n, initializer=_load_worker, initargs=(predictor.spec(),)) as pool:
         for chunk, got in zip(chunks, pool.imap(_predict_chunk, [(c, beam) for c in chunks]), strict=True):
             outs += got
             progress_bar.update(len(chunk))

@@ -90,3 +90,24 @@ def test_batched_path_equals_the_per_example_path_bundled(case: str) -> None:
     _check_line_outputs(pred, examples[:64])
     got = pred.predict(examples, batch_size=256, beam=2)
     assert _dumps(got) == _dumps(_reference_records(pred, examples, 256, beam=2))
+
+
+@pytest.mark.unit
+def test_a_written_main_product_parses_back_to_the_remainder() -> None:
+    """The decoder takes a formula main product's composition from the remainder it was written from, instead
+    of parsing the string again: the two agree for every composition a remainder can be (element symbols as
+    parsed, positive counts, any net charge)."""
+    from collections import Counter
+
+    from gnn_chemalgebra.chem.formula import _ISOTOPE_ALIASES, ELEMENTS, write_formula
+    from gnn_chemalgebra.chem.molecule import composition
+
+    rng = random.Random(1)
+    symbols = sorted(ELEMENTS - set(_ISOTOPE_ALIASES))  # parsed compositions name H, never D or T
+    for _ in range(3000):
+        comp = Counter({e: rng.choice([1, 1, 2, 3, 9, 10, 11, 99, 100, 12345]) for e in rng.sample(symbols, 4)})
+        comp["C"] = rng.randint(1, 40)
+        charge = rng.choice([0, 0, 1, -1, 2, -2, 3, -4, 10])
+        if charge:
+            comp["charge"] = charge
+        assert composition(write_formula(comp), "formula") == comp
