@@ -24,7 +24,7 @@ import itertools
 import math
 import os
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -176,65 +176,219 @@ def decode_reaction(
     formed at an atom without H) also breaks or lowers that atom's most likely existing bond (its leaving
     group), paying that option's log-probability (see :func:`_repair`).
     """
-    factors, cur_of = _factors(out, data, n_nonbond, 3)
-    base = sum(f.options[0][1] for f in factors)
-    n_react = int(data.n_react)
-    p_prod = torch.sigmoid(out["prod"][:n_react].float()).tolist()
-    results: list[EditCandidate] = []
-    seen: set[tuple[str, ...]] = set()
-    tries = max_tries or 4 * beam
-    spare = 2 * tries  # extra tries while nothing valid has been found yet
-    r_comp = _composition(reactants) if conserve else None
-    graph = reactant_graph(reactants)  # parsed once: every candidate copies it
-    h_count = graph.h
-    assign = _Assigner(factors, cur_of)
-    verdicts: dict[tuple, list[str] | None] = {}  # labels -> valid balanced products (None: dropped)
-    incident: dict[int, list[int]] = {}
-    for k, f in enumerate(factors):
-        if f.kind == "pair" and cur_of[f.key] != NONE:
-            for g in f.key:
-                incident.setdefault(g, []).append(k)
-    states = iter(_kbest(factors, n_uncertain, width or max(8 * beam, 48)))
-    pending: list[tuple[float, int, EditLabels]] = []  # heap of (-score, tie-break, labels)
-    tick = itertools.count()
-    nxt = next(states, None)
-    while (tries > 0 or (not results and tries > -spare)) and len(results) < beam and (nxt is not None or pending):
-        if nxt is not None and (not pending or base + nxt[0] >= -pending[0][0]):
-            delta, choice = nxt
-            nxt = next(states, None)
-            fixed = _repair(factors, choice, cur_of, h_count, incident, assign=assign) if repair else (choice, 0.0)
-            if fixed is None:
+    return list(
+        EditBeam(
+            reactants,
+            n_atoms,
+            out,
+            data,
+            beam,
+            n_nonbond=n_nonbond,
+            n_uncertain=n_uncertain,
+            width=width,
+            max_tries=max_tries,
+            flip_margin=flip_margin,
+            conserve=conserve,
+            repair=repair,
+        )
+    )
+
+
+class EditBeam:
+    """:func:`decode_reaction` run lazily: iterating yields its candidates in the same order, each computed when
+    asked for, and :meth:`bound` caps the score of every candidate not produced yet.
+
+    A caller that only needs the best candidate of some kind can stop as soon as it holds one that scores at
+    least :meth:`bound`: no later candidate can then score higher, and on a tie the earlier one ranks first.
+    Most of the RDKit work (the candidates' verdicts) is then never done.
+    """
+
+    def __init__(
+        self,
+        reactants: Sequence[str],
+        n_atoms: Sequence[int],
+        out: dict[str, torch.Tensor],
+        data: EditData,
+        beam: int = 5,
+        *,
+        n_nonbond: int = 16,
+        n_uncertain: int = 10,
+        width: int = 0,
+        max_tries: int = 0,
+        flip_margin: float = 0.5,
+        conserve: bool = True,
+        repair: bool = True,
+    ) -> None:
+        factors, cur_of = _factors(out, data, n_nonbond, 3)
+        self.factors, self.cur_of = factors, cur_of
+        self.base = sum(f.options[0][1] for f in factors)
+        self.n_react = int(data.n_react)
+        self.p_prod = torch.sigmoid(out["prod"][: self.n_react].float()).tolist()
+        self.reactants, self.n_atoms, self.beam = list(reactants), n_atoms, beam
+        self.flip_margin, self.repair = flip_margin, repair
+        self.results: list[EditCandidate] = []
+        self.seen: set[tuple[str, ...]] = set()
+        self.tries = max_tries or 4 * beam
+        self.spare = 2 * self.tries  # extra tries while nothing valid has been found yet
+        self.r_comp = _composition(reactants) if conserve else None
+        self.graph = reactant_graph(reactants)  # parsed once: every candidate copies it
+        self.h_count = self.graph.h
+        self.assign = _Assigner(factors, cur_of)
+        self.verdicts: dict[tuple, list[str] | None] = {}  # labels -> valid balanced products (None: dropped)
+        self.incident: dict[int, list[int]] = {}
+        for k, f in enumerate(factors):
+            if f.kind == "pair" and cur_of[f.key] != NONE:
+                for g in f.key:
+                    self.incident.setdefault(g, []).append(k)
+        self.states = _kbest(factors, n_uncertain, width or max(8 * beam, 48))
+        self.pos = 0  # index of the next stream state
+        self.pending: list[tuple[float, int, EditLabels]] = []  # heap of (-score, tie-break, labels)
+        self.tick = itertools.count()
+        self.done = False
+        self._caps: list[float] | None = None  # per state: base + delta + an upper bound of the repair gain
+        self._by_cap: list[int] = []
+        self._expanded: dict[int, tuple[float, EditLabels, float, tuple[float, EditLabels] | None] | None] = {}
+
+    def __iter__(self) -> Iterator[EditCandidate]:
+        k = 0
+        while k < len(self.results) or self._step():
+            yield self.results[k]
+            k += 1
+
+    def _running(self) -> bool:
+        return (
+            (self.tries > 0 or (not self.results and self.tries > -self.spare))
+            and len(self.results) < self.beam
+            and (self.pos < len(self.states) or bool(self.pending))
+        )
+
+    def _step(self) -> bool:
+        """Run the search until one more candidate is found (``True``) or it ends (``False``)."""
+        if self.done:
+            return False
+        pending = self.pending
+        while self._running():
+            nxt = self.states[self.pos] if self.pos < len(self.states) else None
+            if nxt is not None and (not pending or self.base + nxt[0] >= -pending[0][0]):
+                built = self._expand(self.pos)
+                self.pos += 1
+                if built is None:
+                    continue
+                score, labels, extra, flipped = built
+                if flipped is not None:
+                    heapq.heappush(pending, (-flipped[0], next(self.tick), flipped[1]))
+                if extra < 0:  # a repaired choice scores lower than its place in the stream: queue it
+                    heapq.heappush(pending, (-score, next(self.tick), labels))
+                    continue
+            else:
+                neg, _, labels = heapq.heappop(pending)
+                score = -neg
+            self.tries -= 1
+            lkey = _labels_key(labels)
+            if lkey in self.verdicts:  # another choice gave the same edits: same verdict, no second RDKit pass
+                products = self.verdicts[lkey]
+            else:
+                products = _verdict(self.graph, self.reactants, labels, self.r_comp)
+                self.verdicts[lkey] = products
+            if products is None:
                 continue
-            choice, extra = fixed
-            built = _state_labels(factors, choice, cur_of, n_atoms, n_react, p_prod, h_count, assign=assign)
+            key = tuple(products)
+            if key in self.seen:
+                continue
+            self.seen.add(key)
+            self.results.append(EditCandidate(products, score, labels))
+            return True
+        self.done = True
+        return False
+
+    def bound(self) -> float:
+        """An upper bound on the score of every candidate not produced yet (``-inf`` once the search ended).
+
+        The scores of the queued candidates are known, and so are those of the states left, once expanded
+        (repair, labels, selection: :meth:`_expand`, which the search reuses). States are expanded in the order
+        of a cheap cap on their score (``base + delta`` plus the best gain of lowering each chosen existing
+        bond, :func:`_repair` only lowers existing bonds; the selection's log-probability is <= 0, a flipped
+        selection scores at most its parent) until no state left can beat the bound. Candidates whose edits
+        were already judged (dropped, or giving products already found) cannot add a candidate and are left
+        out."""
+        if self.done or not self._running():
+            return -math.inf
+        if self._caps is None:
+            self._caps = [self.base + d + (self._repair_gain(ch) if self.repair else 0.0) for d, ch in self.states]
+            self._by_cap = sorted(range(len(self.states)), key=lambda i: -self._caps[i])  # type: ignore[index]
+        cap = max((-neg for neg, _, lab in self.pending if not self._spent(lab)), default=-math.inf)
+        for i in self._by_cap:
+            if i < self.pos:
+                continue
+            if self._caps[i] + _slack(self._caps[i]) <= cap:
+                break
+            built = self._expand(i)
             if built is None:
                 continue
-            labels, sel_lp, flip = built
-            score = base + delta + extra + sel_lp
-            if flip is not None and abs(flip[1]) < flip_margin:
-                alt = replace(labels, product_atoms=flip[0])
-                heapq.heappush(pending, (-(score + flip[2]), next(tick), alt))
-            if extra < 0:  # a repaired choice scores lower than its place in the stream: queue it
-                heapq.heappush(pending, (-score, next(tick), labels))
+            score, labels, _, flipped = built
+            if score > cap and not self._spent(labels):
+                cap = score
+            if flipped is not None and flipped[0] > cap and not self._spent(flipped[1]):
+                cap = flipped[0]
+        return cap
+
+    def _spent(self, labels: EditLabels) -> bool:
+        """Whether these edits were judged already and cannot give a new candidate."""
+        key = _labels_key(labels)
+        if key not in self.verdicts:
+            return False
+        products = self.verdicts[key]
+        return products is None or tuple(products) in self.seen
+
+    def _expand(self, i: int) -> tuple[float, EditLabels, float, tuple[float, EditLabels] | None] | None:
+        """State ``i`` as the search meets it (memoised): ``(score, labels, repair's score change, flipped
+        selection as (score, labels) or None)``; ``None`` when the state gives no candidate."""
+        if i in self._expanded:
+            return self._expanded[i]
+        delta, choice = self.states[i]
+        fixed = (
+            _repair(self.factors, choice, self.cur_of, self.h_count, self.incident, assign=self.assign)
+            if self.repair
+            else (choice, 0.0)
+        )
+        out = None
+        if fixed is not None:
+            choice, extra = fixed
+            built = _state_labels(
+                self.factors,
+                choice,
+                self.cur_of,
+                self.n_atoms,
+                self.n_react,
+                self.p_prod,
+                self.h_count,
+                assign=self.assign,
+            )
+            if built is not None:
+                labels, sel_lp, flip = built
+                score = self.base + delta + extra + sel_lp
+                flipped = None
+                if flip is not None and abs(flip[1]) < self.flip_margin:
+                    flipped = (score + flip[2], replace(labels, product_atoms=flip[0]))
+                out = (score, labels, extra, flipped)
+        self._expanded[i] = out
+        return out
+
+    def _repair_gain(self, choice: dict[int, int]) -> float:
+        gain = 0.0
+        for k, o in choice.items():
+            f = self.factors[k]
+            if f.kind != "pair" or self.cur_of[f.key] == NONE:
                 continue
-        else:
-            neg, _, labels = heapq.heappop(pending)
-            score = -neg
-        tries -= 1
-        lkey = _labels_key(labels)
-        if lkey in verdicts:  # another choice gave the same edits: same verdict, no second RDKit pass
-            products = verdicts[lkey]
-        else:
-            products = _verdict(graph, reactants, labels, r_comp)
-            verdicts[lkey] = products
-        if products is None:
-            continue
-        key = tuple(products)
-        if key in seen:
-            continue
-        seen.add(key)
-        results.append(EditCandidate(products, score, labels))
-    return results
+            c_now, lp_now = f.options[o]
+            best = max((lp for c, lp in f.options if BOND_VALENCE[c] < BOND_VALENCE[c_now]), default=-math.inf)
+            gain += max(0.0, best - lp_now)
+        return gain
+
+
+def _slack(x: float) -> float:
+    """Room for the order of floating-point sums when comparing scores with a bound."""
+    return 1e-9 * (1.0 + abs(x)) if math.isfinite(x) else 0.0
 
 
 def _labels_key(labels: EditLabels) -> tuple:
@@ -442,7 +596,6 @@ class EditPredictor:
         model.load_state_dict(ck["model"])
         return cls(model, device)
 
-    @torch.no_grad()
     def predict(
         self,
         reactions: Sequence[tuple[Sequence[str], Sequence[str]]],
@@ -451,7 +604,19 @@ class EditPredictor:
         **decode_kw: Any,
     ) -> list[list[EditCandidate]]:
         """Ranked candidates per ``(reactants, reagents)``; an unparsable or empty reaction gets ``[]``."""
-        results: list[list[EditCandidate]] = [[] for _ in reactions]
+        return [list(b) for b in self.beams(reactions, beam, batch_size, **decode_kw)]
+
+    @torch.no_grad()
+    def beams(
+        self,
+        reactions: Sequence[tuple[Sequence[str], Sequence[str]]],
+        beam: int = 5,
+        batch_size: int = 32,
+        **decode_kw: Any,
+    ) -> list[EditBeam | tuple[()]]:
+        """:meth:`predict` with the network run now (batched) and each reaction's search left to run lazily
+        (:class:`EditBeam`); ``()`` for an unparsable or empty reaction."""
+        results: list[EditBeam | tuple[()]] = [() for _ in reactions]
         for start in range(0, len(reactions), batch_size):
             items, datas = [], []
             for k in range(start, min(start + batch_size, len(reactions))):
@@ -475,7 +640,7 @@ class EditPredictor:
             atoms = {k: out[k].cpu().split(n_nodes) for k in ("h", "q", "prod")}
             for m, ((k, reactants, n_atoms), data) in enumerate(zip(items, datas, strict=True)):
                 one = {"pair": pairs[m], **{a: atoms[a][m] for a in atoms}}
-                results[k] = decode_reaction(reactants, n_atoms, one, data, beam, **decode_kw)
+                results[k] = EditBeam(reactants, n_atoms, one, data, beam, **decode_kw)
         return results
 
 

@@ -7,12 +7,13 @@ follows exactly from the composition difference (:func:`~gnn_chemalgebra.chem.le
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
 from ..chem.leftover import leftover_composition, leftover_from_composition
 from ..errors import ChemistryError
-from .edit_decode import EditCandidate, EditPredictor, load_predictor
+from .edit_decode import EditBeam, EditCandidate, EditPredictor, load_predictor
 
 
 def new_products_for_bag(
@@ -45,44 +46,104 @@ def new_products_for_bags(
     checkpoint: str | Path | EditPredictor | None = None,
     drop_input_copies: bool = True,
     batch_size: int = 32,
-    cache: dict[tuple, list[tuple[list[str], float]]] | None = None,
+    cache: dict[tuple, ProductSets] | None = None,
 ) -> list[list[tuple[list[str], float]]]:
     """:func:`new_products_for_bag` for many ``(reactants, reagents)`` at once (the model runs batched).
 
     With ``cache`` (a dict the caller keeps), bags already decoded with the same beam are not decoded again:
     the test settings of one variant, and the variants of one representation, share their base reactions."""
+    sets = product_sets_for_bags(
+        bags, beam, checkpoint=checkpoint, drop_input_copies=drop_input_copies, batch_size=batch_size, cache=cache
+    )
+    return [list(ps) for ps in sets]
+
+
+def product_sets_for_bags(
+    bags: Sequence[tuple[Sequence[str], Sequence[str]]],
+    beam: int = 5,
+    *,
+    checkpoint: str | Path | EditPredictor | None = None,
+    drop_input_copies: bool = True,
+    batch_size: int = 32,
+    cache: dict[tuple, ProductSets] | None = None,
+) -> list[ProductSets]:
+    """:func:`new_products_for_bags` with the edit model run now (batched) and each bag's sets found lazily
+    (:class:`ProductSets`): a caller that needs only the best sets stops early and skips the rest's RDKit work."""
     pred = load_predictor(checkpoint)
     keys = [(tuple(r), tuple(g), beam, drop_input_copies) for r, g in bags]
     store = cache if cache is not None else {}
     todo = list(dict.fromkeys(k for k in keys if k not in store))
     if todo:
-        cands = pred.predict([(list(k[0]), list(k[1])) for k in todo], beam=beam, batch_size=batch_size)
-        for k, cs in zip(todo, cands, strict=True):
-            store[k] = _with_leftover(list(k[0]), list(k[1]), cs, beam, drop_input_copies)
+        beams = pred.beams([(list(k[0]), list(k[1])) for k in todo], beam=beam, batch_size=batch_size)
+        for k, b in zip(todo, beams, strict=True):
+            store[k] = ProductSets(list(k[0]), list(k[1]), b, beam, drop_input_copies)
     return [store[k] for k in keys]
 
 
+class ProductSets:
+    """The ranked new-product sets of one bag (:func:`new_products_for_bag`'s list), found on demand: iterating
+    yields ``(products, score)`` in the list's order; :meth:`bound` caps the score of every set not yet yielded."""
+
+    def __init__(
+        self,
+        reactants: list[str],
+        reagents: list[str],
+        cands: Iterable[EditCandidate],
+        beam: int,
+        drop_input_copies: bool,
+    ) -> None:
+        self._source = cands
+        self._cands = iter(cands)
+        self._inputs = set(reactants) | set(reagents)
+        self._reactants = reactants
+        self._beam, self._drop = beam, drop_input_copies
+        self._sets: list[tuple[list[str], float]] = []
+        self._seen: set[tuple[str, ...]] = set()
+        self._done = False
+        self._taken = 0
+
+    def __iter__(self) -> Iterator[tuple[list[str], float]]:
+        k = 0
+        while k < len(self._sets) or self._next():
+            yield self._sets[k]
+            k += 1
+
+    def bound(self) -> float:
+        """Upper bound on the score of every set not yielded yet (``-inf`` when there is none left)."""
+        if self._done or len(self._sets) >= self._beam:
+            return -math.inf
+        if not isinstance(self._source, EditBeam):
+            return math.inf  # a plain candidate list: no bound known
+        ahead = self._source.results[self._taken :]  # found by the search, not yet taken here
+        return max([self._source.bound(), *(c.score for c in ahead)])
+
+    def _next(self) -> bool:
+        while not self._done and len(self._sets) < self._beam:
+            cand = next(self._cands, None)
+            if cand is None:
+                break
+            self._taken += 1
+            item = _with_leftover(self._reactants, self._inputs, cand, self._drop)
+            if item is None or tuple(item[0]) in self._seen:
+                continue
+            self._seen.add(tuple(item[0]))
+            self._sets.append(item)
+            return True
+        self._done = True
+        return False
+
+
 def _with_leftover(
-    reactants: list[str], reagents: list[str], cands: Sequence[EditCandidate], beam: int, drop_input_copies: bool
-) -> list[tuple[list[str], float]]:
-    inputs = set(reactants) | set(reagents)
-    out: list[tuple[list[str], float]] = []
-    seen: set[tuple[str, ...]] = set()
-    for cand in cands:
-        try:
-            left = leftover_from_composition(reactants, cand.products)
-            if left is None and leftover_composition(reactants, cand.products):
-                continue  # no chain RDKit accepts for the difference: the line could not be balanced
-        except ChemistryError:
-            continue
-        new = [p for p in cand.products if not (drop_input_copies and p in inputs)]
-        if left is not None:
-            new.append(left)
-        key = tuple(new)
-        if key in seen:
-            continue
-        seen.add(key)
-        out.append((new, cand.score))
-        if len(out) >= beam:
-            break
-    return out
+    reactants: list[str], inputs: set[str], cand: EditCandidate, drop_input_copies: bool
+) -> tuple[list[str], float] | None:
+    """One candidate as a new-product set with its leftover chain; ``None`` when the line could not be balanced."""
+    try:
+        left = leftover_from_composition(reactants, cand.products)
+        if left is None and leftover_composition(reactants, cand.products):
+            return None  # no chain RDKit accepts for the difference: the line could not be balanced
+    except ChemistryError:
+        return None
+    new = [p for p in cand.products if not (drop_input_copies and p in inputs)]
+    if left is not None:
+        new.append(left)
+    return new, cand.score

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -46,3 +47,41 @@ def test_early_verdict_changes_no_candidate(monkeypatch: pytest.MonkeyPatch) -> 
     monkeypatch.setattr(ed, "edited_products", full_path)
     assert _beams(pred, reactions) == fast
     assert sum(len(b) for b in fast) >= 3 * len(reactions)
+
+
+def test_bound_caps_every_later_candidate() -> None:
+    from gnn_chemalgebra.data.build import bundled_data_dir
+    from gnn_chemalgebra.data.uspto import process_reaction, read_split
+
+    records = [process_reaction(raw) for raw in read_split(bundled_data_dir(), "valid", limit=30)]
+    reactions = [(r["reactants"], r["reagents"]) for r in records if r["ok"]]
+    pred = ed.EditPredictor.from_checkpoint(ed.BUNDLED_CHECKPOINT)
+    checked = 0
+    for beam in pred.beams(reactions, beam=5):
+        if not isinstance(beam, ed.EditBeam):
+            continue
+        bounds: list[float] = []
+        scores: list[float] = []
+        while True:
+            bounds.append(beam.bound())
+            if not beam._step():
+                break
+            scores.append(beam.results[-1].score)
+        assert beam.bound() == float("-inf")  # the search has ended
+        for k, b in enumerate(bounds):
+            assert all(s <= b for s in scores[k:]), (k, b, scores)
+            checked += len(scores[k:])
+    assert checked > 50
+
+
+def test_lazy_top1_equals_the_full_beam(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gnn_chemalgebra import load_predictor
+    from gnn_chemalgebra.inference import smiles_products
+
+    golden = Path(__file__).parent / "golden"
+    lines = [ln for f in ("smiles_t1.in", "smiles_t2.in") for ln in golden.joinpath(f).read_text().splitlines()[:60]]
+    lazy = load_predictor(extent="bayes").predict(lines)
+    monkeypatch.setattr(smiles_products.ProductSets, "bound", lambda self: float("inf"))  # never settled early
+    full = load_predictor(extent="bayes").predict(lines)
+    assert lazy == full
+    assert any(p.fallback is False for p in lazy)
