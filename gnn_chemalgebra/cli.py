@@ -15,7 +15,10 @@ from . import lazy_imports
 from .benchmark.command import build_bench_app
 from .errors import ChemAlgebraError
 
-lazy_imports.install()  # torch._dynamo (pulled in by torch_geometric) loads only if something uses it
+# torch._dynamo (pulled in by torch_geometric) loads only if something uses it; a `gnnca predict` process (the
+# console script calls app, `python -m` calls main: both import this first) only runs networks eagerly, so torch's
+# tracing kernels and torch.export wait too (lazy_imports.INFERENCE_ONLY)
+lazy_imports.install(inference_only=sys.argv[1:2] == ["predict"])
 
 app = typer.Typer(
     help="gnn-chemalgebra: the ChemAlgebra benchmark, a GNN with exact algebra, and its evaluator.",
@@ -388,8 +391,6 @@ def predict_cmd(
 
 
 def main() -> None:  # pragma: no cover - console entry
-    if sys.argv[1:2] == ["predict"]:  # this process only runs networks eagerly: torch's tracing kernels can wait
-        lazy_imports.install(inference_only=True)
     app()
 
 

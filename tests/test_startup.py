@@ -1,7 +1,7 @@
 """`gnnca predict` start-up: what the process imports, and that its deferrals leave predictions byte-identical.
 
-Each test runs a real child process through the console entry (``python -m gnn_chemalgebra.cli`` calls
-``cli.main``, as the ``gnnca`` script does), because the deferrals only apply to a fresh ``predict`` process.
+Each test runs a real child process that calls ``cli.app`` as the installed ``gnnca`` script does, because the
+deferrals only apply to a fresh ``predict`` process.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ import pytest
 pytestmark = pytest.mark.integration
 
 GOLDEN = Path(__file__).parent / "inference" / "golden"
+GNNCA = "import sys; from gnn_chemalgebra.cli import app; sys.exit(app())"  # what the console script runs
 FORMULA_LINE = "{4}C4H8O.{4}Na+.{4}H-.{4}C5H4N2S.{4}C6H2F3NO2\n"  # line 1 of F_T1_x1 test_in
 
 # Imported by nothing that one formula prediction needs: drawing (only with --draw), training and plotting
@@ -44,7 +45,7 @@ def _child_env() -> dict[str, str]:
 def _predict(args: list[str], stdin: str | None = None, importtime: bool = False) -> subprocess.CompletedProcess:
     flags = ["-X", "importtime"] if importtime else []
     return subprocess.run(
-        [sys.executable, *flags, "-m", "gnn_chemalgebra.cli", "predict", *args],
+        [sys.executable, *flags, "-c", GNNCA, "predict", *args],
         input=stdin,
         capture_output=True,
         text=True,
