@@ -7,6 +7,11 @@ read with ``git show``): no caches, one process. The builder runs the current co
 caches each repeat. Also timed: the current code in one process (what the caches alone give). Timings are
 interleaved, median of the repeats; the three must return the same records. ``--full-memory`` also builds
 everything in a child process and reports its time and peak RSS (a few minutes).
+
+Besides wall-clock rates, each path's CPU seconds (user + system, this process and its reaped workers) are
+reported: on a shared machine the kernel's autogroup scheduling gives one session the same share of the
+CPUs however many processes it runs, so there the wall-clock speed-up falls to the CPU-time ratio, and
+the pool's gain shows only when cores are free.
 """
 
 from __future__ import annotations
@@ -42,11 +47,17 @@ def reference_process_reaction():
     return mod.process_reaction
 
 
-def _timed(fn) -> tuple[float, list]:
+def _cpu_s() -> float:
+    """User + system seconds of this process and of its children that have been waited for."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _timed(fn) -> tuple[float, float, list]:
     uspto.clear_caches()
-    t = time.perf_counter()
+    c, t = _cpu_s(), time.perf_counter()
     out = fn()
-    return time.perf_counter() - t, out
+    return time.perf_counter() - t, _cpu_s() - c, out
 
 
 def main() -> None:
@@ -59,16 +70,23 @@ def main() -> None:
 
     raws = uspto.read_split(bundled_data_dir(), "valid", args.n)
     reference = reference_process_reaction()
-    times: dict[str, list[float]] = {"plain": [], "cached": [], "builder": []}
+    paths = {
+        "plain": lambda: [reference(r) for r in raws],
+        "cached": lambda: [uspto.process_reaction(r) for r in raws],
+        "builder": lambda: _process_all(raws, args.workers, "bench"),
+    }
+    times: dict[str, list[float]] = {k: [] for k in paths}
+    cpu: dict[str, list[float]] = {k: [] for k in paths}
     for _ in range(args.repeats):  # interleaved so all three see the same machine load
-        t, plain = _timed(lambda: [reference(r) for r in raws])
-        times["plain"].append(t)
-        t, cached = _timed(lambda: [uspto.process_reaction(r) for r in raws])
-        times["cached"].append(t)
-        t, par = _timed(lambda: _process_all(raws, args.workers, "bench"))
-        times["builder"].append(t)
-        assert plain == cached == par, "every path must give the same records"
+        outs = []
+        for name, fn in paths.items():
+            t, c, out = _timed(fn)
+            times[name].append(t)
+            cpu[name].append(c)
+            outs.append(out)
+        assert outs[0] == outs[1] == outs[2], "every path must give the same records"
     rate = {k: len(raws) / statistics.median(v) for k, v in times.items()}
+    cpu_s = {k: statistics.median(v) for k, v in cpu.items()}
     result = {
         "reactions": len(raws),
         "repeats": args.repeats,
@@ -79,6 +97,9 @@ def main() -> None:
         "cached_one_process_rxn_per_s": round(rate["cached"], 1),
         "builder_rxn_per_s": round(rate["builder"], 1),
         "speedup": round(rate["builder"] / rate["plain"], 2),
+        "cpu_s": {k: round(v, 2) for k, v in cpu_s.items()},
+        "cpu_speedup": round(cpu_s["plain"] / cpu_s["builder"], 2),
+        "cached_cpu_speedup": round(cpu_s["plain"] / cpu_s["cached"], 2),
     }
     if args.full_memory:
         with tempfile.TemporaryDirectory() as tmp:
@@ -88,12 +109,16 @@ def main() -> None:
             result["full_build_s"] = round(time.perf_counter() - t, 1)
         # ru_maxrss of children is the largest single child (the build's main process or one worker), in KiB
         result["full_build_peak_rss_mib"] = round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024, 1)
-    print("| reactions | workers | plain loop @ reference (rxn/s) | current, 1 process | builder (rxn/s) | speed-up |")
-    print("|---|---|---|---|---|---|")
-    r = result
+    print(
+        "| reactions | workers | plain loop @ reference (rxn/s) | current, 1 process | builder (rxn/s) | speed-up "
+        "| CPU s plain / 1 process / builder | CPU-time speed-up (1 process, builder) |"
+    )
+    print("|---|---|---|---|---|---|---|---|")
+    r, c = result, result["cpu_s"]
     print(
         f"| {r['reactions']} | {r['workers']} | {r['plain_loop_rxn_per_s']} | {r['cached_one_process_rxn_per_s']} | "
-        f"{r['builder_rxn_per_s']} | {r['speedup']}x |"
+        f"{r['builder_rxn_per_s']} | {r['speedup']}x | {c['plain']} / {c['cached']} / {c['builder']} | "
+        f"{r['cached_cpu_speedup']}x, {r['cpu_speedup']}x |"
     )
     print(json.dumps(result))
 

@@ -15,7 +15,6 @@ import random
 import tempfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
-from multiprocessing import Pool
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,15 @@ from ..errors import ChemAlgebraError, InputError
 from ..io import atomic_write_json, atomic_write_lines
 from .augment import BaseReaction, check_identity, draw_lines, draw_record, draw_type1, draw_type2
 from .layout import VARIANTS, split_files, variant_props
-from .uspto import SKIP_LEFTOVER_REJECTED, RawReaction, find_source_file, process_reaction, read_split
+from .uspto import (
+    SKIP_LEFTOVER_REJECTED,
+    RawReaction,
+    find_source_file,
+    process_reaction,
+    read_split,
+    separate_and_balance,
+    with_sources,
+)
 
 # Paper Table 1 (USPTO-MIT split -> already balanced, re-balanced, kept).
 PAPER_TABLE1: dict[str, dict[str, int]] = {
@@ -44,13 +51,40 @@ def bundled_data_dir() -> Path:
     return Path(__file__).resolve().parents[2] / "data"
 
 
+# The reactions of the split being processed: forked workers read them, so only index ranges travel to
+# the workers, and only the records (without the source lines, re-attached here) travel back.
+_RAWS: list[RawReaction] = []
+CHUNKS_PER_WORKER = 8  # enough pieces that the last one does not leave a worker idle for long
+
+
+def _process_range(bounds: tuple[int, int]) -> list[dict[str, Any]]:
+    return [separate_and_balance(raw) for raw in _RAWS[bounds[0] : bounds[1]]]
+
+
 def _process_all(raws: list[RawReaction], workers: int, desc: str) -> list[dict[str, Any]]:
-    if workers <= 1:
-        it: Iterable[dict[str, Any]] = map(process_reaction, raws)
-        return list(tqdm(it, total=len(raws), desc=desc, unit="rxn", leave=False, mininterval=1.0))
-    with Pool(workers) as pool:
-        it = pool.imap(process_reaction, raws, chunksize=256)
-        return list(tqdm(it, total=len(raws), desc=desc, unit="rxn", leave=False, mininterval=1.0))
+    """``process_reaction`` over ``raws``, results in input order; ``workers`` > 1: forked processes that
+    take contiguous chunks, each with its own molecule caches (inherited from this process when forked)."""
+    bar = tqdm(total=len(raws), desc=desc, unit="rxn", leave=False, mininterval=1.0)
+    out: list[dict[str, Any]] = []
+    if workers <= 1 or len(raws) < 2 * workers:
+        for raw in raws:
+            out.append(process_reaction(raw))
+            bar.update()
+        bar.close()
+        return out
+    global _RAWS
+    size = -(-len(raws) // (workers * CHUNKS_PER_WORKER))
+    bounds = [(lo, min(lo + size, len(raws))) for lo in range(0, len(raws), size)]
+    _RAWS = raws
+    try:
+        with mp.get_context("fork").Pool(workers) as pool:
+            for lo_hi, part in zip(bounds, pool.imap(_process_range, bounds), strict=True):
+                out.extend(with_sources(raw, res) for raw, res in zip(raws[lo_hi[0] : lo_hi[1]], part, strict=True))
+                bar.update(len(part))
+    finally:
+        _RAWS = []
+        bar.close()
+    return out
 
 
 def _versions() -> dict[str, str]:

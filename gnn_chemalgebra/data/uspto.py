@@ -9,15 +9,16 @@ from __future__ import annotations
 import gzip
 import re
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
 from rdkit import Chem
 from rdkit.Chem import rdMolDescriptors
 
-from ..chem.composition import atom_label
+from ..chem import leftover
+from ..chem.composition import atom_label, charge_suffix
 from ..chem.leftover import leftover_molecule
 from ..errors import InputError
 
@@ -94,29 +95,67 @@ def canonical_fragment(smiles: str) -> str | None:
 
     The map numbers are removed from the string (``[CH3:4]`` -> ``[CH3]``, the same bracket atom), so the
     many recurring solvents, bases and salts, mapped differently in every reaction, hit one cache entry.
+    A canonical SMILES that RDKit cannot re-read counts as refused. Each distinct string is parsed once
+    (twice when it is not canonical yet: the re-read), and the composition and formula are kept from that
+    parse (:func:`_known_facts`).
     """
-    can = _canon_unmapped(ATOM_MAP.sub("]", smiles))
-    return can if can is not None and _facts(can) is not None else None  # RDKit must re-read what it wrote
+    return _canonical_unmapped(ATOM_MAP.sub("]", smiles))
 
 
-@lru_cache(maxsize=200_000)
-def _canon_unmapped(smiles: str) -> str | None:
-    mol = Chem.MolFromSmiles(smiles)
-    return None if mol is None else Chem.MolToSmiles(mol)
+def _canonical_unmapped(unmapped: str) -> str | None:
+    """:func:`canonical_fragment` of a fragment whose map numbers are already removed."""
+    return _cached(_CANONICAL, unmapped, _canonicalise, unmapped)
 
 
-@lru_cache(maxsize=200_000)
-def _facts(canonical: str) -> tuple[Counter, str] | None:
-    """Composition and molecular formula of a canonical SMILES from one parse; ``None`` if RDKit refuses it.
+# Caches: unmapped fragment -> canonical SMILES (or None), canonical SMILES -> facts (or None). Plain dicts
+# (a hit is one lookup), emptied when they reach CACHE_LIMIT entries so a paper-size build stays bounded.
+CACHE_LIMIT = 500_000
+Facts = tuple[Counter, str]  # composition (labels in atom order, then H) and molecular formula
+_CANONICAL: dict[str, str | None] = {}
+_FACTS: dict[str, Facts | None] = {}
+_LEFTOVER: dict[tuple[tuple[str, int], ...], str | None] = {}
 
-    Cached (callers only read the Counter): every molecule of a reaction needs both, and reagents recur.
-    """
+
+def _remember(cache: dict, key: Any, value: Any) -> None:
+    if len(cache) >= CACHE_LIMIT:
+        cache.clear()
+    cache[key] = value
+
+
+def _cached(cache: dict, key: Any, make: Callable[[Any], Any], arg: Any) -> Any:
+    """``cache[key]``, or ``make(arg)`` remembered under ``key``."""
+    try:
+        return cache[key]
+    except KeyError:
+        value = make(arg)
+    _remember(cache, key, value)
+    return value
+
+
+def _canonicalise(unmapped: str) -> str | None:
+    mol = Chem.MolFromSmiles(unmapped)
+    if mol is None:
+        return None
+    can = Chem.MolToSmiles(mol)
+    if can not in _FACTS:
+        # The string was canonical already (most product targets are): the re-read is this very parse.
+        _remember(_FACTS, can, _mol_facts(mol, can) if can == unmapped else _read_facts(can))
+    return can if _FACTS[can] is not None else None  # RDKit must re-read what it wrote
+
+
+def _read_facts(canonical: str) -> Facts | None:
+    """Composition and molecular formula of a canonical SMILES from one parse; ``None`` if RDKit refuses it."""
     mol = Chem.MolFromSmiles(canonical)
-    return None if mol is None else (fast_composition(mol), rdMolDescriptors.CalcMolFormula(mol))
+    return None if mol is None else _mol_facts(mol, canonical)
 
 
-def _known_facts(canonical: str) -> tuple[Counter, str]:
-    facts = _facts(canonical)
+def _mol_facts(mol: Chem.Mol, smiles: str) -> Facts:
+    return smiles_order_composition(mol, smiles), rdMolDescriptors.CalcMolFormula(mol)
+
+
+def _known_facts(canonical: str) -> Facts:
+    """Facts of a SMILES that RDKit re-reads (cached; callers only read the Counter)."""
+    facts = _cached(_FACTS, canonical, _read_facts, canonical)
     if facts is None:  # pragma: no cover - canonical_fragment and leftover_molecule only hand out readable SMILES
         raise ValueError(f"RDKit cannot read {canonical!r}")
     return facts
@@ -130,10 +169,65 @@ def _formula(canonical: str) -> str:
     return _known_facts(canonical)[1]
 
 
+def _leftover(diff: Counter) -> str | None:
+    """:func:`leftover_molecule`, cached per ordered difference (the same few chains recur)."""
+    return _cached(_LEFTOVER, tuple(diff.items()), leftover_molecule, diff)
+
+
 def clear_caches() -> None:
-    """Forget every cached molecule (benchmarks time a cold start; forked workers inherit the caches)."""
-    _canon_unmapped.cache_clear()
-    _facts.cache_clear()
+    """Forget every cached molecule (benchmarks time a cold start; forked workers inherit the caches),
+    the ``functools`` caches of :mod:`chem.leftover` (its chains) included."""
+    _CANONICAL.clear()
+    _FACTS.clear()
+    _LEFTOVER.clear()
+    for fn in vars(leftover).values():
+        if callable(getattr(fn, "cache_clear", None)):
+            fn.cache_clear()
+
+
+# One atom of a SMILES string, in the order RDKit's parser numbers the atoms: a bracket atom (isotope, symbol,
+# chirality and H count, charge, class) or an atom of the organic subset. Ring-closure digits, bonds and
+# branches match nothing.
+_SMILES_ATOM = re.compile(
+    r"\[\d*([A-Z][a-z]?|[a-z][a-z]?|\*)[^\]+-]*([+-]+\d*)?[^\]]*\]|(Cl|Br|[BCNOPSFI]|[bcnops]|\*)"
+)
+
+
+def _charge(text: str) -> int:
+    """``'+'`` 1, ``'++'`` 2, ``'+2'`` 2, ``'-3'`` -3, ``''`` 0 (a bracket atom's charge)."""
+    if not text:
+        return 0
+    digits = text.lstrip("+-")
+    n = int(digits) if digits else len(text)
+    return n if text[0] == "+" else -n
+
+
+def smiles_order_composition(mol: Chem.Mol, smiles: str) -> Counter:
+    """:func:`fast_composition` of ``mol`` read from the SMILES ``mol`` was parsed from (same counts and order).
+
+    The labels come from the string, atom by atom (RDKit numbers atoms in the order they are written), the
+    hydrogens from RDKit's count. When the string's atoms do not line up with the molecule's (RDKit removed
+    an explicit ``[H]``) or their charges do not add up, :func:`fast_composition` reads the molecule itself.
+    """
+    atoms = _SMILES_ATOM.findall(smiles)
+    if len(atoms) != mol.GetNumAtoms():
+        return fast_composition(mol)
+    labels = []
+    total_charge = 0
+    for sym, charge, organic in atoms:
+        if organic:
+            labels.append(organic.capitalize())
+            continue
+        q = _charge(charge)
+        total_charge += q
+        labels.append(sym.capitalize() + charge_suffix(q))
+    if total_charge != Chem.GetFormalCharge(mol):
+        return fast_composition(mol)
+    comp = Counter(labels)
+    n_h = mol.GetNumAtoms(onlyExplicit=False) - len(labels)
+    if n_h:
+        comp["H"] += n_h
+    return comp
 
 
 def fast_composition(mol: Chem.Mol) -> Counter:
@@ -163,6 +257,20 @@ def _side_composition(smiles: list[str]) -> Counter:
 
 def process_reaction(raw: RawReaction) -> dict[str, Any]:
     """Separate, balance and record one reaction: ``{"ok": True, ...}`` or ``{"ok": False, "reason": ...}``."""
+    return with_sources(raw, separate_and_balance(raw))
+
+
+def with_sources(raw: RawReaction, res: dict[str, Any]) -> dict[str, Any]:
+    """A kept record gets its source lines (``mapped``, ``edits``, ``edits_proc``) as its last keys.
+
+    Separate from :func:`separate_and_balance` so that worker processes never send these strings back."""
+    if res["ok"]:
+        res.update({"mapped": raw.mapped, "edits": raw.edits, "edits_proc": raw.edits_proc})
+    return res
+
+
+def separate_and_balance(raw: RawReaction) -> dict[str, Any]:
+    """:func:`process_reaction` without the source lines of a kept record (see :func:`with_sources`)."""
     base = {"mit_index": raw.index}
     if ">>" not in raw.mapped:
         return {**base, "ok": False, "reason": SKIP_MALFORMED, "detail": "no '>>' in the reaction SMILES"}
@@ -170,11 +278,12 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
     product_maps = set(ATOM_MAP.findall(rhs))
     reactants: list[str] = []
     reagents: list[str] = []
-    for frag in lhs.split("."):
-        can = canonical_fragment(frag)
+    # One map-number removal per side (a map never spans a '.'), the map test only where a fragment has maps.
+    for frag, unmapped in zip(lhs.split("."), ATOM_MAP.sub("]", lhs).split("."), strict=True):
+        can = _canonical_unmapped(unmapped)
         if can is None:
             return {**base, "ok": False, "reason": SKIP_UNPARSABLE_REACTANTS, "detail": frag}
-        if product_maps.intersection(ATOM_MAP.findall(frag)):
+        if ":" in frag and product_maps.intersection(ATOM_MAP.findall(frag)):
             reactants.append(can)
         else:
             reagents.append(can)
@@ -186,8 +295,8 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
             "detail": "no fragment maps into the product",
         }
     products: list[str] = []
-    for frag in raw.target.split("."):
-        can = canonical_fragment(frag)
+    for frag, unmapped in zip(raw.target.split("."), ATOM_MAP.sub("]", raw.target).split("."), strict=True):
+        can = _canonical_unmapped(unmapped)
         if can is None:
             return {**base, "ok": False, "reason": SKIP_UNPARSABLE_PRODUCT, "detail": frag}
         products.append(can)
@@ -196,10 +305,7 @@ def process_reaction(raw: RawReaction) -> dict[str, Any]:
         "separated_src": ".".join(reactants) + ">" + ".".join(reagents),
         "separated_tgt": ".".join(products),
     }
-    res = balance_separated({**base, **separated}, reactants, reagents, products)
-    if res["ok"]:
-        res.update({"mapped": raw.mapped, "edits": raw.edits, "edits_proc": raw.edits_proc})
-    return res
+    return balance_separated({**base, **separated}, reactants, reagents, products)
 
 
 def balance_separated(
@@ -220,11 +326,11 @@ def balance_separated(
         extra_r = r_comp - p_comp  # atoms only on the reactant side -> a new product
         extra_p = p_comp - r_comp  # atoms only on the product side -> a new reactant
         if extra_r:
-            leftover_p = leftover_molecule(extra_r)
+            leftover_p = _leftover(extra_r)
             if leftover_p is None:
                 return {**base, "ok": False, "reason": SKIP_LEFTOVER_REJECTED, "detail": "product-side chain"}
         if extra_p:
-            leftover_r = leftover_molecule(extra_p)
+            leftover_r = _leftover(extra_p)
             if leftover_r is None:
                 return {
                     **base,
