@@ -268,9 +268,13 @@ def term_roles(
     seen: dict[str, int] = {}
     out = []
     for t in terms:
+        roles = per_mol[t.mol]
+        if len(roles) == 1:
+            out.append(roles[0])
+            continue
         j = seen.get(t.mol, 0)
         seen[t.mol] = j + 1
-        out.append(per_mol[t.mol][j])
+        out.append(roles[j])
     return out
 
 

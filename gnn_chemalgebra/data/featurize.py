@@ -240,6 +240,7 @@ class Featurizer:
             raise ValueError(f"unknown representation {repr!r}")
         self.repr = repr
         self._cache: dict[str, tuple[dict[str, torch.Tensor], torch.Tensor]] = {}
+        self._shapes: dict[str, tuple[int, int]] = {}  # molecule -> (atoms, edges) of its cached graph
 
     @property
     def x_dim(self) -> int:
@@ -291,19 +292,22 @@ class Featurizer:
         mol_rows: list[list[float]] = []
         totals_all: list[int] = []
         mols_per_bag, nodes_per_bag = [], []
+        shapes = self._shapes
         for mols, totals, nterms in bags:
             nodes = 0
             for m in mols:
                 g, comp = cache[m]
-                z = g["z"]
-                zs.append(z)
+                zs.append(g["z"])
                 xs.append(g["x"])
                 eis.append(g["edge_index"])
                 eas.append(g["edge_attr"])
                 comps.append(comp)
-                sizes.append(len(z))
-                n_edges.append(g["edge_index"].size(1))
-                nodes += sizes[-1]
+                shape = shapes.get(m)
+                if shape is None:
+                    shape = shapes[m] = (g["z"].numel(), g["edge_index"].size(1))
+                sizes.append(shape[0])
+                n_edges.append(shape[1])
+                nodes += shape[0]
             totals = list(totals)
             mol_rows += _multiplicity_rows(totals, nterms)
             totals_all += totals
