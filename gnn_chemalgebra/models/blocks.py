@@ -11,11 +11,42 @@ from collections.abc import Callable
 
 import torch
 from torch import nn
-from torch_geometric.utils import to_dense_batch
+
+from .dense import to_dense_batch
 
 
-def mlp(d_in: int, d_hidden: int, d_out: int, dropout: float = 0.0) -> nn.Sequential:
-    return nn.Sequential(nn.Linear(d_in, d_hidden), nn.GELU(), nn.Dropout(dropout), nn.Linear(d_hidden, d_out))
+def cheap_dropout(x: torch.Tensor, p: float, training: bool = True) -> torch.Tensor:
+    """Dropout whose mask comes from 16 random bits per element, drawn as 64-bit integers from torch's generator.
+
+    ``torch.nn.functional.dropout`` on the CPU draws a float Bernoulli mask (``bernoulli_``), about four times the
+    cost of the integer draws here; it was a sixth of a GNN training step. An element is dropped when its 16-bit
+    draw is below ``round(p * 65536)``, so the rate is ``p`` to 1/65,536 (0.1 -> 0.100006) and the kept elements
+    are scaled by the inverse of that realised rate (the expectation is kept exactly). Off the CPU, or outside
+    training, this is ``torch.nn.functional.dropout``."""
+    if not training or p == 0.0:
+        return x
+    if x.device.type != "cpu" or p >= 1.0:
+        return torch.nn.functional.dropout(x, p, training)
+    cut = round(p * 65536)
+    if cut == 0:
+        return x
+    bits = torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_(-(2**63), None)
+    bits = bits.view(torch.int16)[: x.numel()].view(x.shape)
+    keep = (bits >= cut - 32768).to(x.dtype).mul_(65536 / (65536 - cut))
+    return x * keep
+
+
+class CheapDropout(nn.Dropout):
+    """``nn.Dropout`` with the mask of :func:`cheap_dropout` (no parameters: checkpoints are unchanged)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return cheap_dropout(x, self.p, self.training)
+
+
+def mlp(d_in: int, d_hidden: int, d_out: int, dropout: float = 0.0, cheap: bool = False) -> nn.Sequential:
+    """Linear, GELU, dropout, Linear; ``cheap``: the dropout is :class:`CheapDropout` (same eval-mode maths)."""
+    drop = CheapDropout(dropout) if cheap else nn.Dropout(dropout)
+    return nn.Sequential(nn.Linear(d_in, d_hidden), nn.GELU(), drop, nn.Linear(d_hidden, d_out))
 
 
 def scatter(src: torch.Tensor, index: torch.Tensor, dim: int = 0, dim_size: int | None = None, reduce: str = "sum"):
@@ -66,12 +97,13 @@ class GINE(nn.Module):
 class ConvStack(nn.Module):
     """Residual message-passing layers with LayerNorm."""
 
-    def __init__(self, kind: str, hidden: int, layers: int, edge_dim: int, heads: int, dropout: float) -> None:
+    def __init__(self, kind: str, hidden: int, layers: int, edge_dim: int, heads: int, dropout: float,
+                 fast_train: bool = False) -> None:  # fmt: skip
         super().__init__()
         self.convs = nn.ModuleList()
         for _ in range(layers):
             if kind == "gine":
-                conv = GINE(mlp(hidden, hidden, hidden), edge_dim)
+                conv = GINE(mlp(hidden, hidden, hidden, cheap=fast_train), edge_dim)
             elif kind == "gatv2":
                 from torch_geometric.nn import GATv2Conv  # only this option needs PyG's layer zoo
 
@@ -80,7 +112,7 @@ class ConvStack(nn.Module):
                 raise ValueError(f"unknown conv {kind!r} (choose from {sorted(CONVS)})")
             self.convs.append(conv)
         self.norms = nn.ModuleList(nn.LayerNorm(hidden) for _ in range(layers))
-        self.drop = nn.Dropout(dropout)
+        self.drop = CheapDropout(dropout) if fast_train else nn.Dropout(dropout)
 
     def forward(self, h: torch.Tensor, edge_index: torch.Tensor, edge_attr: torch.Tensor) -> torch.Tensor:
         for conv, norm in zip(self.convs, self.norms, strict=False):
@@ -92,11 +124,15 @@ CONVS = {"gine", "gatv2"}
 
 
 class DenseSetAttention(nn.Module):
-    """Transformer encoder over variable-size groups (atoms of a bag, or molecules of a bag)."""
+    """Transformer encoder over variable-size groups (atoms of a bag, or molecules of a bag).
 
-    def __init__(self, hidden: int, layers: int, heads: int, dropout: float) -> None:
+    ``fast_train``: in training mode, :meth:`packed_forward` with :func:`cheap_dropout` masks; eval mode is the
+    same either way."""
+
+    def __init__(self, hidden: int, layers: int, heads: int, dropout: float, fast_train: bool = False) -> None:
         super().__init__()
         self.layers = layers
+        self.fast_train = fast_train
         if layers > 0:
             layer = nn.TransformerEncoderLayer(
                 hidden, heads, dim_feedforward=2 * hidden, dropout=dropout, batch_first=True, norm_first=True
@@ -106,17 +142,67 @@ class DenseSetAttention(nn.Module):
     def forward(self, h: torch.Tensor, group: torch.Tensor, n_groups: int) -> torch.Tensor:
         if self.layers == 0:
             return h
+        if self.training and self.fast_train:
+            return self.packed_forward(h, group, n_groups)
         dense, mask = to_dense_batch(h, group, batch_size=n_groups)
         out = self.enc(dense, src_key_padding_mask=~mask)
         return out[mask]
+
+    def packed_forward(self, h: torch.Tensor, group: torch.Tensor, n_groups: int) -> torch.Tensor:
+        """The encoder's maths on the real rows only (training path).
+
+        ``nn.TransformerEncoder`` over the padded ``[groups, longest, hidden]`` tensor runs its projections,
+        feed-forward, norms and dropout masks over every padding row too (about half the rows of a bag batch);
+        here they run on the ``[rows, hidden]`` tensor and only the attention itself goes through the padded
+        layout (padding keys masked, as ``src_key_padding_mask`` does). Same parameters and the same function of
+        them for the real rows; dropout draws fewer numbers, so a training run's random stream differs. Eval
+        mode (prediction, validation) keeps the padded path above and its exact numbers."""
+        counts = torch.bincount(group, minlength=n_groups)
+        longest = int(counts.max()) if counts.numel() else 0
+        # row -> its slot in the flattened [groups * longest] layout (rows of a group are contiguous, in order)
+        slot = group * longest + torch.arange(h.size(0), device=h.device) - (torch.cumsum(counts, 0) - counts)[group]
+        pad = torch.ones(n_groups * longest, dtype=torch.bool, device=h.device)
+        pad[slot] = False
+        bias = torch.zeros(pad.shape, dtype=h.dtype, device=h.device).masked_fill_(pad, float("-inf"))
+        bias = bias.view(n_groups, 1, 1, longest)
+        for layer in self.enc.layers:
+            h = _packed_layer(layer, h, slot, n_groups, longest, bias)
+        return h if self.enc.norm is None else self.enc.norm(h)
+
+
+def _packed_layer(layer: nn.TransformerEncoderLayer, x: torch.Tensor, slot: torch.Tensor, n_groups: int,
+                  longest: int, bias: torch.Tensor) -> torch.Tensor:  # fmt: skip
+    """One ``nn.TransformerEncoderLayer`` (``norm_first``, ``batch_first``) on packed rows."""
+    sa = layer.self_attn
+    hidden, heads = x.size(-1), sa.num_heads
+    y = layer.norm1(x) if layer.norm_first else x
+    qkv = torch.nn.functional.linear(y, sa.in_proj_weight, sa.in_proj_bias)
+    dense = qkv.new_zeros(n_groups * longest, 3 * hidden).index_copy(0, slot, qkv)
+    q, k, v = dense.view(n_groups, longest, 3, heads, hidden // heads).permute(2, 0, 3, 1, 4).unbind(0)
+    scores = torch.baddbmm(bias.expand(-1, heads, longest, -1).reshape(-1, longest, longest),
+                           (q * (hidden // heads) ** -0.5).reshape(-1, longest, hidden // heads),
+                           k.reshape(-1, longest, hidden // heads).transpose(1, 2))  # fmt: skip
+    train = layer.training
+    weights = cheap_dropout(scores.softmax(-1), sa.dropout, train)
+    att = torch.bmm(weights, v.reshape(-1, longest, hidden // heads)).view(n_groups, heads, longest, -1)
+    att = att.transpose(1, 2).reshape(n_groups * longest, hidden).index_select(0, slot)
+    x = x + cheap_dropout(
+        torch.nn.functional.linear(att, sa.out_proj.weight, sa.out_proj.bias), layer.dropout1.p, train
+    )
+    if not layer.norm_first:
+        x = layer.norm1(x)
+    y = layer.norm2(x) if layer.norm_first else x
+    y = cheap_dropout(layer.activation(layer.linear1(y)), layer.dropout.p, train)
+    x = x + cheap_dropout(layer.linear2(y), layer.dropout2.p, train)
+    return x if layer.norm_first else layer.norm2(x)
 
 
 class DeepSets(nn.Module):
     """Each element plus an MLP of the group mean (permutation-equivariant)."""
 
-    def __init__(self, hidden: int, layers: int, heads: int, dropout: float) -> None:
+    def __init__(self, hidden: int, layers: int, heads: int, dropout: float, fast_train: bool = False) -> None:
         super().__init__()
-        self.phi = mlp(2 * hidden, hidden, hidden, dropout)
+        self.phi = mlp(2 * hidden, hidden, hidden, dropout, cheap=fast_train)
         self.norm = nn.LayerNorm(hidden)
 
     def forward(self, h: torch.Tensor, group: torch.Tensor, n_groups: int) -> torch.Tensor:
@@ -125,7 +211,7 @@ class DeepSets(nn.Module):
 
 
 class Identity(nn.Module):
-    def __init__(self, *args: object) -> None:
+    def __init__(self, *args: object, **kwargs: object) -> None:
         super().__init__()
 
     def forward(self, h: torch.Tensor, group: torch.Tensor, n_groups: int) -> torch.Tensor:

@@ -72,26 +72,28 @@ class BagGNN(nn.Module):
         super().__init__()
         self.hp = dict(hp)
         H, p = hp["hidden"], hp["dropout"]
+        # fast_train / cheap: the blocks' training-mode fast path (packed attention rows, cheap dropout masks:
+        # models/blocks.py); eval-mode maths, and so every prediction, are the same with or without it.
         self.elem = nn.Embedding(hp["n_elements"], H)
         self.x_proj = nn.Linear(hp["x_dim"], H)
-        self.convs = ConvStack(hp["conv"], H, hp["layers"], hp["edge_dim"], hp["heads"], p)
-        self.bag_mixer = BAG_MIXERS[hp["bag_mixer"]](H, hp["bag_layers"], hp["heads"], p)
+        self.convs = ConvStack(hp["conv"], H, hp["layers"], hp["edge_dim"], hp["heads"], p, fast_train=True)
+        self.bag_mixer = BAG_MIXERS[hp["bag_mixer"]](H, hp["bag_layers"], hp["heads"], p, fast_train=True)
         self.pool = nn.Linear(2 * H, H)
         self.mult = nn.Linear(hp["n_mult"], H)
-        self.set_enc = SET_ENCODERS[hp["set_encoder"]](H, hp["set_layers"], hp["heads"], p)
-        self.role_head = mlp(H, H, hp["n_roles"], p)
-        self.extra_head = mlp(2 * H, H, hp["n_extra"], p)
-        self.ext_head = mlp(hp["n_extent_features"] + 2 * H, H, 1, p)
+        self.set_enc = SET_ENCODERS[hp["set_encoder"]](H, hp["set_layers"], hp["heads"], p, fast_train=True)
+        self.role_head = mlp(H, H, hp["n_roles"], p, cheap=True)
+        self.extra_head = mlp(2 * H, H, hp["n_extra"], p, cheap=True)
+        self.ext_head = mlp(hp["n_extent_features"] + 2 * H, H, 1, p, cheap=True)
         # Structured leftover head: one slot per (bag, element present in the bag) plus H and the net charge;
         # each slot classifies the element's count in the product-side leftover (the artificial chain).
-        self.left_head = mlp(5 * H + 2, H, hp.get("left_classes", 6), p)
+        self.left_head = mlp(5 * H + 2, H, hp.get("left_classes", 6), p, cheap=True)
         self.comp_proj = nn.Linear(hp["comp_dim"] * 2, H) if hp.get("mol_comp_features", False) else None
         self.prod_proj = nn.Linear(N_PRODUCT_FEATURES, H) if hp.get("product_features", False) else None
         self.naive = hp["name"] == "naive"
         if self.naive:
             self.raw = nn.Linear(hp["n_raw"], H)
-            self.coef_head = mlp(2 * H, H, hp["n_coef_classes"], p)
-            self.newcoef_head = mlp(3 * H, H, hp["n_coef_classes"], p)
+            self.coef_head = mlp(2 * H, H, hp["n_coef_classes"], p, cheap=True)
+            self.newcoef_head = mlp(3 * H, H, hp["n_coef_classes"], p, cheap=True)
         comp = extra_comp if extra_comp is not None else torch.zeros(hp["n_extra"], hp["comp_dim"])
         self.register_buffer("extra_comp", comp.float().clone())
         self.h_index, self.charge_index = int(hp.get("h_index", 0)), int(hp.get("charge_index", 1))

@@ -44,6 +44,10 @@ class Task:
 
     name = "task"
     fallback_monitor = ""  # what to early-stop on when train.monitor is not among the validation metrics
+    # Adam/AdamW's fused kernel (one pass over each tensor, no per-parameter Python loop) where torch has it for
+    # the device; its rounding differs slightly from the loop's, so a task opts in. A checkpoint's own setting
+    # (saved in its optimiser state) wins on resume, so runs resume as they were started.
+    fused_optimizer = False
     model: torch.nn.Module
     net: torch.nn.Module | None = None  # the module to call in training (the DDP wrapper, else ``model``)
 
@@ -172,7 +176,9 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
     model = task.model
     params = [p for p in model.parameters() if p.requires_grad]
     opt_cls = torch.optim.Adam if tcfg.optimizer == "adam" else torch.optim.AdamW
-    opt = opt_cls(params, lr=tcfg.lr, betas=tuple(tcfg.betas), weight_decay=tcfg.weight_decay)
+    fused = task.fused_optimizer and all(p.device.type in ("cpu", "cuda") and p.is_floating_point() for p in params)
+    opt = opt_cls(params, lr=tcfg.lr, betas=tuple(tcfg.betas), weight_decay=tcfg.weight_decay,
+                  **({"fused": True} if fused else {}))  # fmt: skip
     extra_val = validator(task) if validator is not None and dist_info.is_main else None
     monitor = Monitor(tcfg.monitor)
 

@@ -33,6 +33,7 @@ class GNNTask(Task):
 
     name = "gnn"
     fallback_monitor = "loss"  # without the line validator there is no EM
+    fused_optimizer = True
 
     def build(self, cfg: Config, device: torch.device, ck: dict[str, Any] | None, gen: torch.Generator,
               dist_info: distributed.DistInfo) -> None:  # fmt: skip
