@@ -19,8 +19,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, get_type_hints
 
-import yaml
-
 from .errors import InputError
 
 
@@ -227,6 +225,8 @@ def load_config(path: str | Path, overrides: Iterable[str] = ()) -> dict[str, An
 
 
 def load_typed_config(path: str | Path, overrides: Iterable[str] = ()) -> Config:
+    import yaml  # here and in apply_overrides only: `gnnca predict` without --set reads no YAML
+
     path = Path(path)
     try:
         raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
@@ -263,6 +263,8 @@ def apply_overrides(cfg: Mapping[str, Any], overrides: Iterable[str]) -> dict[st
         parts = key.strip().split(".")
         if not all(p.strip() for p in parts):
             raise InputError(f"override {item!r} has an empty key part", path="--set")
+        import yaml
+
         node = out
         for p in parts[:-1]:
             nxt = node.get(p)
