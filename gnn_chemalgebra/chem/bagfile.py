@@ -11,6 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
@@ -212,16 +213,27 @@ def _bag_terms(text: str) -> tuple[list[Term], bool]:
     return terms, True
 
 
+@lru_cache(maxsize=200_000)
+def _smiles_reading(mol: str) -> tuple[str | None, tuple | None]:
+    """A term's canonical SMILES without atom maps, or how RDKit refused it (the error's class and fields): one
+    RDKit parse per distinct string of an input, however often the string recurs (reagents, every term of a
+    formula file)."""
+    try:
+        return unmapped_canonical(mol_from_smiles(mol)), None
+    except InputError as err:
+        return None, (type(err), err.reason, err.path, err.line, err.term)
+
+
 def _smiles_terms(terms: list[Term]) -> tuple[list[str | None], InputError | None]:
     """Each term's canonical SMILES without atom maps (``None`` where RDKit refuses it) and the first refusal."""
     out: list[str | None] = []
     first: InputError | None = None
     for t in terms:
-        try:
-            out.append(unmapped_canonical(mol_from_smiles(t.mol)))
-        except InputError as err:
-            out.append(None)
-            first = first or err
+        canon, refused = _smiles_reading(t.mol)
+        out.append(canon)
+        if refused is not None and first is None:
+            cls, reason, path, line, term = refused
+            first = cls(reason, path=path, line=line, term=term)  # a fresh error, as an uncached reading raises
     return out, first
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -96,3 +98,19 @@ def test_arbitrary_file_is_read_or_refused_line_by_line(lines: list[str]) -> Non
     body = [i for i, t in enumerate(lines, 1) if t.strip() and not t.lstrip().startswith("#")]
     assert sorted([n for n, _ in read.inputs] + [e.line for e in read.refused]) == body
     assert all(i.repr == read.repr for _, i in read.inputs)
+
+
+def test_a_recurring_term_is_read_once_and_refused_alike_every_time() -> None:
+    """SMILES readings are cached per term string; a refusal still comes back as a fresh error with the same
+    message on every line (not one shared exception object)."""
+    from gnn_chemalgebra.chem.bagfile import _smiles_reading
+
+    _smiles_reading.cache_clear()
+    first, again = read_line("C1CC.CCO"), read_line("C1CC.{2}CCO")
+    assert first.smiles_error is not None and again.smiles_error is not None
+    assert first.smiles_error is not again.smiles_error and str(first.smiles_error) == str(again.smiles_error)
+    assert type(first.smiles_error) is type(again.smiles_error)
+    assert _smiles_reading.cache_info().misses == 2 and _smiles_reading.cache_info().hits == 2
+    assert [t.mol for t in again.formula.terms] == ["C3", "C2O"]  # the formula reading is untouched
+    with pytest.raises(InputError, match=re.escape(first.smiles_error.reason)):
+        read_reaction_lines(["C1CC.CCO"], "smiles", path="x")
