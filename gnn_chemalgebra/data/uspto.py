@@ -180,17 +180,18 @@ def clear_caches() -> None:
     _CANONICAL.clear()
     _FACTS.clear()
     _LEFTOVER.clear()
+    _ATOM_LABELS.clear()
     for fn in vars(leftover).values():
         if callable(getattr(fn, "cache_clear", None)):
             fn.cache_clear()
 
 
-# One atom of a SMILES string, in the order RDKit's parser numbers the atoms: a bracket atom (isotope, symbol,
-# chirality and H count, charge, class) or an atom of the organic subset. Ring-closure digits, bonds and
-# branches match nothing.
-_SMILES_ATOM = re.compile(
-    r"\[\d*([A-Z][a-z]?|[a-z][a-z]?|\*)[^\]+-]*([+-]+\d*)?[^\]]*\]|(Cl|Br|[BCNOPSFI]|[bcnops]|\*)"
-)
+# One atom of a SMILES string, in the order RDKit's parser numbers the atoms: a bracket atom or an atom of the
+# organic subset (ring-closure digits, bonds and branches match nothing).
+_SMILES_ATOM = re.compile(r"\[[^\]]*\]|Cl|Br|[BCNOPSFIbcnops*]")
+# A bracket atom: isotope, symbol (aromatic in lower case), chirality and H count, charge, class.
+_BRACKET_ATOM = re.compile(r"\[\d*([A-Z][a-z]?|[a-z][a-z]?|\*)[^\]+-]*([+-]+\d*)?(?::\d+)?\]")
+_ATOM_LABELS: dict[str, tuple[str, int] | None] = {}  # atom token -> (label, formal charge), None: unreadable
 
 
 def _charge(text: str) -> int:
@@ -202,29 +203,39 @@ def _charge(text: str) -> int:
     return n if text[0] == "+" else -n
 
 
+def _token_label(token: str) -> tuple[str, int] | None:
+    """``'c'`` -> ``('C', 0)``, ``'[O-]'`` -> ``('O-', -1)``, ``'[13CH3+]'`` -> ``('C+', 1)``."""
+    if token[0] != "[":
+        return token.capitalize(), 0
+    m = _BRACKET_ATOM.fullmatch(token)
+    if m is None:
+        return None
+    q = _charge(m.group(2))
+    return m.group(1).capitalize() + charge_suffix(q), q
+
+
 def smiles_order_composition(mol: Chem.Mol, smiles: str) -> Counter:
     """:func:`fast_composition` of ``mol`` read from the SMILES ``mol`` was parsed from (same counts and order).
 
-    The labels come from the string, atom by atom (RDKit numbers atoms in the order they are written), the
-    hydrogens from RDKit's count. When the string's atoms do not line up with the molecule's (RDKit removed
-    an explicit ``[H]``) or their charges do not add up, :func:`fast_composition` reads the molecule itself.
+    The labels come from the string (RDKit numbers atoms in the order they are written; counting the atom
+    tokens first and then their labels keeps the labels' first-seen order), the hydrogens from RDKit's
+    count. When the string's atoms do not line up with the molecule's (RDKit removed an explicit ``[H]``), a
+    token is not understood, or the charges do not add up, :func:`fast_composition` reads the molecule.
     """
-    atoms = _SMILES_ATOM.findall(smiles)
-    if len(atoms) != mol.GetNumAtoms():
+    tokens = _SMILES_ATOM.findall(smiles)
+    if len(tokens) != mol.GetNumAtoms():
         return fast_composition(mol)
-    labels = []
-    total_charge = 0
-    for sym, charge, organic in atoms:
-        if organic:
-            labels.append(organic.capitalize())
-            continue
-        q = _charge(charge)
-        total_charge += q
-        labels.append(sym.capitalize() + charge_suffix(q))
-    if total_charge != Chem.GetFormalCharge(mol):
+    comp: Counter = Counter()
+    charge = 0
+    for token, n in Counter(tokens).items():
+        info = _cached(_ATOM_LABELS, token, _token_label, token)
+        if info is None:
+            return fast_composition(mol)
+        comp[info[0]] += n
+        charge += info[1] * n
+    if charge != Chem.GetFormalCharge(mol):
         return fast_composition(mol)
-    comp = Counter(labels)
-    n_h = mol.GetNumAtoms(onlyExplicit=False) - len(labels)
+    n_h = mol.GetNumAtoms(onlyExplicit=False) - len(tokens)
     if n_h:
         comp["H"] += n_h
     return comp
