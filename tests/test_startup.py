@@ -20,10 +20,13 @@ GOLDEN = Path(__file__).parent / "inference" / "golden"
 GNNCA = "import sys; from gnn_chemalgebra.cli import app; sys.exit(app())"  # what the console script runs
 FORMULA_LINE = "{4}C4H8O.{4}Na+.{4}H-.{4}C5H4N2S.{4}C6H2F3NO2\n"  # line 1 of F_T1_x1 test_in
 
-# Imported by nothing that one formula prediction needs: drawing (only with --draw), training and plotting
-# libraries, and torch's tracing machinery (torch._decomp/_refs are what torch._meta_registrations imports;
-# sympy comes with torch._dynamo).
+# Imported by nothing that one formula prediction needs: PyG (the network has its own layers, collation and
+# padding: models.blocks, data.bagbatch, models.dense), YAML (only configs and --set values), drawing (only with
+# --draw), training and plotting libraries, and torch's tracing machinery (torch._decomp/_refs are what
+# torch._meta_registrations imports; sympy comes with torch._dynamo).
 NOT_ON_PREDICT_PATH = (
+    "torch_geometric",
+    "yaml",
     "gnn_chemalgebra.inference.draw",
     "rdkit.Chem.Draw",
     "PIL",
