@@ -23,6 +23,7 @@ import heapq
 import itertools
 import math
 import os
+from array import array
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -60,6 +61,9 @@ class EditCandidate:
     products: list[str]
     score: float
     labels: EditLabels
+
+
+_KINDS = ("pair", "h", "q")
 
 
 @dataclass
@@ -230,17 +234,20 @@ class EditBeam:
         self.seen: set[tuple[str, ...]] = set()
         self.tries = max_tries or 4 * beam
         self.spare = 2 * self.tries  # extra tries while nothing valid has been found yet
+        self.conserve = conserve
         self.r_comp = _composition(reactants) if conserve else None
         self.graph = reactant_graph(reactants)  # parsed once: every candidate copies it
         self.h_count = self.graph.h
         self.assign = _Assigner(factors, cur_of)
+        self._packed: tuple | None = None  # the factors while parked (see park)
         self.verdicts: dict[tuple, list[str] | None] = {}  # labels -> valid balanced products (None: dropped)
         self.incident: dict[int, list[int]] = {}
         for k, f in enumerate(factors):
             if f.kind == "pair" and cur_of[f.key] != NONE:
                 for g in f.key:
                     self.incident.setdefault(g, []).append(k)
-        self.states = _kbest(factors, n_uncertain, width or max(8 * beam, 48))
+        self._widths = (n_uncertain, width or max(8 * beam, 48))
+        self.states = _kbest(factors, *self._widths)
         self.pos = 0  # index of the next stream state
         self.pending: list[tuple[float, int, EditLabels]] = []  # heap of (-score, tie-break, labels)
         self.tick = itertools.count()
@@ -266,6 +273,7 @@ class EditBeam:
         """Run the search until one more candidate is found (``True``) or it ends (``False``)."""
         if self.done:
             return False
+        self._unpark()
         pending = self.pending
         while self._running():
             nxt = self.states[self.pos] if self.pos < len(self.states) else None
@@ -299,7 +307,63 @@ class EditBeam:
             self.results.append(EditCandidate(products, score, labels))
             return True
         self.done = True
+        self._free()
         return False
+
+    def _free(self) -> None:
+        """Drop the search state (the candidates found stay)."""
+        self.factors, self.states, self.pending, self.p_prod = [], [], [], []
+        self.cur_of, self.incident, self.verdicts, self._expanded = {}, {}, {}, {}
+        self.assign = self.graph = self.r_comp = None  # type: ignore[assignment]
+        self._caps, self._by_cap, self._packed = None, [], None
+
+    def park(self) -> None:
+        """Shrink a search that may be resumed later to its factors in flat arrays and its queue (a few KB
+        instead of ~90); everything else (the k-best states, the assignment, the reactant graph) is rebuilt,
+        identically, when it resumes. The candidates found stay."""
+        if self.done or self._packed is not None:
+            return
+        kinds = array("b", (_KINDS.index(f.kind) for f in self.factors))
+        keys = array("i", (x for f in self.factors for x in (f.key if f.kind == "pair" else (f.key, -1))))
+        n_opts = array("b", (len(f.options) for f in self.factors))
+        classes = array("b", (c for f in self.factors for c, _ in f.options))
+        lps = array("f", (lp for f in self.factors for _, lp in f.options))  # float32 values: exact
+        cur = array("b", (self.cur_of[f.key] for f in self.factors if f.kind == "pair"))
+        p_prod = array("f", self.p_prod)
+        pending = self.pending  # the queue stays as it is
+        self._free()
+        self.pending = pending
+        self._packed = (kinds, keys, n_opts, classes, lps, cur, p_prod)
+
+    def _unpark(self) -> None:
+        if self._packed is None:
+            return
+        kinds, keys, n_opts, classes, lps, cur, p_prod = self._packed
+        factors: list[_Factor] = []
+        cur_of: dict[tuple[int, int], int] = {}
+        at = 0
+        pairs = iter(cur)
+        for k, kind in enumerate(kinds):
+            i, j = keys[2 * k], keys[2 * k + 1]
+            key = (i, j) if _KINDS[kind] == "pair" else i
+            opts = [(classes[at + o], lps[at + o]) for o in range(n_opts[k])]
+            at += n_opts[k]
+            factors.append(_Factor(_KINDS[kind], key, opts))
+            if _KINDS[kind] == "pair":
+                cur_of[key] = next(pairs)
+        self.factors, self.cur_of = factors, cur_of
+        self.p_prod = list(p_prod)
+        self.states = _kbest(factors, *self._widths)  # the same list again: pos still points into it
+        self.graph = reactant_graph(self.reactants)
+        self.h_count = self.graph.h
+        self.r_comp = _composition(self.reactants) if self.conserve else None
+        self.assign = _Assigner(factors, cur_of)
+        self.incident = {}
+        for k, f in enumerate(factors):
+            if f.kind == "pair" and cur_of[f.key] != NONE:
+                for g in f.key:
+                    self.incident.setdefault(g, []).append(k)
+        self._packed = None
 
     def bound(self) -> float:
         """An upper bound on the score of every candidate not produced yet (``-inf`` once the search ended).
@@ -311,7 +375,10 @@ class EditBeam:
         selection scores at most its parent) until no state left can beat the bound. Candidates whose edits
         were already judged (dropped, or giving products already found) cannot add a candidate and are left
         out."""
-        if self.done or not self._running():
+        if self.done:
+            return -math.inf
+        self._unpark()
+        if not self._running():
             return -math.inf
         if self._caps is None:
             self._caps = [self.base + d + (self._repair_gain(ch) if self.repair else 0.0) for d, ch in self.states]

@@ -8,6 +8,7 @@ follows exactly from the composition difference (:func:`~gnn_chemalgebra.chem.le
 from __future__ import annotations
 
 import math
+from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
@@ -80,6 +81,19 @@ def product_sets_for_bags(
     return [store[k] for k in keys]
 
 
+LIVE_SEARCHES = 256  # searches kept whole; older unfinished ones are parked (see EditBeam.park)
+_live: OrderedDict[int, EditBeam] = OrderedDict()
+
+
+def _touch(beam: EditBeam) -> None:
+    """Mark a search as in use; park the least recently used ones beyond :data:`LIVE_SEARCHES` (a cache of many
+    bags then holds a few KB per unfinished search, not its whole state)."""
+    _live[id(beam)] = beam
+    _live.move_to_end(id(beam))
+    while len(_live) > LIVE_SEARCHES:
+        _live.popitem(last=False)[1].park()
+
+
 class ProductSets:
     """The ranked new-product sets of one bag (:func:`new_products_for_bag`'s list), found on demand: iterating
     yields ``(products, score)`` in the list's order; :meth:`bound` caps the score of every set not yet yielded."""
@@ -114,10 +128,13 @@ class ProductSets:
             return -math.inf
         if not isinstance(self._source, EditBeam):
             return math.inf  # a plain candidate list: no bound known
+        _touch(self._source)
         ahead = self._source.results[self._taken :]  # found by the search, not yet taken here
         return max([self._source.bound(), *(c.score for c in ahead)])
 
     def _next(self) -> bool:
+        if isinstance(self._source, EditBeam) and not self._done:
+            _touch(self._source)
         while not self._done and len(self._sets) < self._beam:
             cand = next(self._cands, None)
             if cand is None:

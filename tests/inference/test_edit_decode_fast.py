@@ -49,7 +49,7 @@ def test_early_verdict_changes_no_candidate(monkeypatch: pytest.MonkeyPatch) -> 
     assert sum(len(b) for b in fast) >= 3 * len(reactions)
 
 
-def test_bound_caps_every_later_candidate() -> None:
+def test_bound_caps_every_later_candidate_and_parking_changes_nothing() -> None:
     from gnn_chemalgebra.data.build import bundled_data_dir
     from gnn_chemalgebra.data.uspto import process_reaction, read_split
 
@@ -57,17 +57,22 @@ def test_bound_caps_every_later_candidate() -> None:
     reactions = [(r["reactants"], r["reagents"]) for r in records if r["ok"]]
     pred = ed.EditPredictor.from_checkpoint(ed.BUNDLED_CHECKPOINT)
     checked = 0
-    for beam in pred.beams(reactions, beam=5):
+    plain = pred.predict(reactions, beam=5)
+    for beam, expected in zip(pred.beams(reactions, beam=5), plain, strict=True):
         if not isinstance(beam, ed.EditBeam):
             continue
         bounds: list[float] = []
         scores: list[float] = []
         while True:
             bounds.append(beam.bound())
+            beam.park()  # resumed by the next step: the same search
             if not beam._step():
                 break
             scores.append(beam.results[-1].score)
         assert beam.bound() == float("-inf")  # the search has ended
+        assert [(c.products, c.score, ed._labels_key(c.labels)) for c in beam.results] == [
+            (c.products, c.score, ed._labels_key(c.labels)) for c in expected
+        ]
         for k, b in enumerate(bounds):
             assert all(s <= b for s in scores[k:]), (k, b, scores)
             checked += len(scores[k:])
@@ -81,7 +86,10 @@ def test_lazy_top1_equals_the_full_beam(monkeypatch: pytest.MonkeyPatch) -> None
     golden = Path(__file__).parent / "golden"
     lines = [ln for f in ("smiles_t1.in", "smiles_t2.in") for ln in golden.joinpath(f).read_text().splitlines()[:60]]
     lazy = load_predictor(extent="bayes").predict(lines)
+    monkeypatch.setattr(smiles_products, "LIVE_SEARCHES", 1)  # every other search parked, then resumed
+    parked = load_predictor(extent="bayes").predict(lines)
     monkeypatch.setattr(smiles_products.ProductSets, "bound", lambda self: float("inf"))  # never settled early
     full = load_predictor(extent="bayes").predict(lines)
     assert lazy == full
+    assert parked == full
     assert any(p.fallback is False for p in lazy)
