@@ -22,6 +22,7 @@ import functools
 import heapq
 import itertools
 import math
+import operator
 import os
 from array import array
 from collections import Counter
@@ -126,12 +127,12 @@ def _kbest(factors: Sequence[_Factor], n_uncertain: int, width: int) -> list[tup
         nxt = [
             (delta + lp - best, (*ch, (k, o)) if o else ch) for delta, ch in states for o, (_, lp) in enumerate(opts)
         ]
-        states = heapq.nlargest(width, nxt, key=_first)
+        nxt.sort(key=_first, reverse=True)  # what heapq.nlargest(width, nxt, key) returns (ties: earlier first)
+        states = nxt[:width]
     return [(delta, dict(ch)) for delta, ch in states]
 
 
-def _first(s: tuple[float, Any]) -> float:
-    return s[0]
+_first = operator.itemgetter(0)
 
 
 def _components(n: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
