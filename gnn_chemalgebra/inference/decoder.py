@@ -35,6 +35,7 @@ from ..models.gnn import CHARGE_SHIFT
 from .decode import Decoded, decode_bag
 
 EXTENT_RULES: tuple[str, ...] = ("auto", "bayes", "limiting")
+_NEG_INF = float("-inf")
 BENCHMARK_COEFS = frozenset(S_IN) | frozenset(S_OUT)
 
 
@@ -83,6 +84,7 @@ class LineOutputs:
     bag: Any = None
     coef: list[int] | None = None
     newcoef: int | None = None
+    vocab_extras: list[str] | None = None  # the by-products with p > 0.5, vocabulary order (None: read extra_p)
 
 
 class Hypothesis(NamedTuple):
@@ -218,7 +220,7 @@ class Decoder:
         names, _ = self._left_table()
         cands: dict[str | None, float] = {}
         for j, sc in zip(top, top_scores, strict=True):
-            if sc > float("-inf"):
+            if sc > _NEG_INF:
                 cands.setdefault(names[j], sc)
         comp_d: dict[str, int] = {}
         for e, c in zip(elems, best, strict=True):
@@ -262,6 +264,10 @@ class Decoder:
         logp = torch.log(out.role_p.clamp(min=1e-12)).tolist()
         extra = out.extra_p[:, : len(self.vocab)].tolist()
         lefts = self.leftover_candidates_batch(out) if out.has_left else [[] for _ in range(len(out))]
+        confident: list[list[str]] = [[] for _ in range(len(out))]  # p > 0.5 (the float32 values compared)
+        items = self.vocab.items
+        for i, j in (out.extra_p[:, 1 : len(self.vocab)] > 0.5).nonzero().tolist():  # row-major: vocabulary order
+            confident[i].append(items[j + 1])
         ptr = out.mol_ptr
         res = []
         for i in range(len(out)):
@@ -269,9 +275,9 @@ class Decoder:
             coef = newcoef = None
             if out.naive:
                 coef, newcoef = out.coef[a:b], int(out.newcoef[i])
-            res.append(
-                LineOutputs(role_p[a:b], logp[a:b], extra[i], lefts[i], out.has_left, out.bag_row(i), coef, newcoef)
-            )
+            lo = LineOutputs(role_p[a:b], logp[a:b], extra[i], lefts[i], out.has_left, out.bag_row(i), coef, newcoef)
+            lo.vocab_extras = confident[i]
+            res.append(lo)
         return res
 
     # ----------------------------------------------------------------- plausibility
@@ -318,8 +324,10 @@ class Decoder:
         :class:`~.runner.ModelRunner`) or their :class:`LineOutputs`."""
         lo = r if isinstance(r, LineOutputs) else self.line_outputs(r)
         rule = extent_rule_for(ex.terms, self.extent)
-        extra_p, items = lo.extra_p, self.vocab.items
-        vocab_extras = [items[j] for j in range(1, len(self.vocab)) if extra_p[j] > 0.5]
+        vocab_extras = lo.vocab_extras
+        if vocab_extras is None:
+            extra_p, items = lo.extra_p, self.vocab.items
+            vocab_extras = [items[j] for j in range(1, len(self.vocab)) if extra_p[j] > 0.5]
         left_cands = lo.left
         left = left_cands[0][0] if left_cands else None
         hyps = kbest_rows(lo.logp, max(beam, self.settings.balance_beam))

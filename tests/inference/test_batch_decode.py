@@ -42,6 +42,8 @@ def _check_line_outputs(pred: Predictor, examples: list) -> None:
     for a, b in zip(batch, per_line, strict=True):
         assert (a.role_p, a.logp, a.extra_p, a.left, a.has_left) == (b.role_p, b.logp, b.extra_p, b.left, b.has_left)
         assert torch.equal(a.bag, b.bag) and (a.coef, a.newcoef) == (b.coef, b.newcoef)
+        items = pred.vocab.items
+        assert a.vocab_extras == [items[j] for j in range(1, len(items)) if b.extra_p[j] > 0.5]
 
 
 def _dumps(records: list[dict]) -> list[str]:
