@@ -17,8 +17,11 @@ from .errors import ChemAlgebraError
 
 # torch._dynamo (pulled in by torch_geometric) loads only if something uses it; a `gnnca predict` process (the
 # console script calls app, `python -m` calls main: both import this first) only runs networks eagerly, so torch's
-# tracing kernels and torch.export wait too (lazy_imports.INFERENCE_ONLY)
+# tracing kernels and torch.export wait too (lazy_imports.INFERENCE_ONLY), and so does the garbage collector until
+# the model is loaded
 lazy_imports.install(inference_only=sys.argv[1:2] == ["predict"])
+if sys.argv[1:2] == ["predict"]:
+    lazy_imports.pause_gc()
 
 app = typer.Typer(
     help="gnn-chemalgebra: the ChemAlgebra benchmark, a GNN with exact algebra, and its evaluator.",
@@ -360,6 +363,7 @@ def predict_cmd(
         raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=str(ck))
     edit_ck = str(edit_checkpoint) if edit_checkpoint is not None else None
     predictor = Predictor.from_checkpoint(str(ck), select_device(device), edit_checkpoint=edit_ck, extent=extent)
+    lazy_imports.resume_gc()  # (paused at start-up: see the top of this module)
     predictor.decoder.settings = decode_overrides(predictor.settings, set_)
     res = predict_inputs(
         read,

@@ -23,11 +23,14 @@ network computes the same bytes. Nothing reads an attribute of that module, so l
 (``torch._dynamo``, the entry to compiling) loads it first, and :func:`load_real` loads it on request. And
 ``torch.export`` (a stand-in like the others, loaded on its first use), which ``import torch`` also runs eagerly.
 
+:func:`pause_gc` / :func:`resume_gc` keep the garbage collector out of the same start-up (``gnnca predict``).
+
 Ground floor: imports neither torch nor anything of the package.
 """
 
 from __future__ import annotations
 
+import gc
 import importlib
 import importlib.abc
 import importlib.machinery
@@ -116,3 +119,27 @@ def install(inference_only: bool = False) -> bool:
 def deferred(name: str = DEFERRED[0]) -> bool:
     """Whether ``name`` is currently a stand-in (not yet really imported)."""
     return isinstance(sys.modules.get(name), _StandIn)
+
+
+_gc_paused = False
+
+
+def pause_gc() -> None:
+    """Turn the cyclic garbage collector off while a start-up imports and loads: a ``gnnca predict`` process runs
+    ~300 collections then (~9% of its CPU) that find ~1,000 unreachable objects among ~130,000 long-lived ones
+    (torch, RDKit, the model). :func:`resume_gc` turns it back on; nothing computed depends on when it runs."""
+    global _gc_paused
+    if gc.isenabled():
+        gc.disable()
+        _gc_paused = True
+
+
+def resume_gc() -> None:
+    """Undo :func:`pause_gc` (nothing when it did not pause the collector). What the start-up allocated is moved
+    out of the collector's reach first (``gc.freeze``: it lives as long as the process), or the first collections
+    after it would scan all of it."""
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.freeze()
+        gc.enable()

@@ -79,3 +79,25 @@ def test_without_inference_only_meta_kernels_load_with_torch() -> None:
     code += "print(li.deferred('torch._meta_registrations'), 'torch._decomp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=600, check=True)
     assert out.stdout.strip() == "False True"
+
+
+def test_pause_and_resume_gc() -> None:
+    import gc
+
+    from gnn_chemalgebra import lazy_imports as li
+
+    assert gc.isenabled()
+    try:
+        li.pause_gc()
+        assert not gc.isenabled()
+        kept = [[n] for n in range(1000)]  # allocated while paused: frozen on resume, not scanned again
+        li.resume_gc()
+        assert gc.isenabled() and gc.get_freeze_count() >= len(kept)
+        gc.disable()  # switched off by someone else: resume_gc leaves it so
+        li.resume_gc()
+        li.pause_gc()
+        li.resume_gc()
+        assert not gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.enable()

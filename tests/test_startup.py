@@ -72,3 +72,31 @@ def test_fresh_predict_process_reproduces_golden(case: str) -> None:
     res = _predict([str(GOLDEN / f"{case}.in"), "--extent", "bayes"])
     assert res.returncode == 0, res.stderr[-2000:]
     assert res.stdout.splitlines() == (GOLDEN / f"{case}.out").read_text().splitlines()
+
+
+GC_COUNTING = """import gc, sys
+n = [0]
+gc.callbacks.append(lambda phase, info: n.__setitem__(0, n[0] + (phase == "start")))
+from gnn_chemalgebra.cli import app
+try:
+    app()
+finally:
+    print("collections", n[0], gc.isenabled(), file=sys.stderr)
+"""
+
+
+def test_garbage_collector_waits_for_the_model() -> None:
+    # collections during the whole process: ~320 with the collector on from the start (start-up allocates ~130k
+    # long-lived objects), a few dozen once it is paused until the model is loaded and that heap frozen
+    res = subprocess.run(
+        [sys.executable, "-c", GC_COUNTING, "predict", "-"],
+        input=FORMULA_LINE,
+        capture_output=True,
+        text=True,
+        env=_child_env(),
+        timeout=900,
+    )
+    assert res.returncode == 0, res.stderr[-2000:]
+    line = [ln for ln in res.stderr.splitlines() if ln.startswith("collections ")][-1]
+    count, enabled = int(line.split()[1]), line.split()[2]
+    assert enabled == "True" and count < 100, line
