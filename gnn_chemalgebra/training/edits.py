@@ -75,10 +75,12 @@ class EditTask(Task):
         if dist_info.enabled:
             self.sampler = distributed.sampler(self.train_ex, dist_info, cfg.train.seed)
             self.loader = DataLoader(self.train_ex, batch_size=self.batch_size, sampler=self.sampler)
-        else:  # reactions of similar atom counts together: the Transformer pads each batch to its largest
+        elif cfg.train.size_buckets:  # reactions of similar atom counts together: the Transformer pads each batch
             sizes = [int(e.num_nodes) for e in self.train_ex]
             bucket = SizeBucketBatchSampler(sizes, self.batch_size, gen)
             self.loader = DataLoader(self.train_ex, batch_sampler=bucket)
+        else:
+            self.loader = DataLoader(self.train_ex, batch_size=self.batch_size, shuffle=True, generator=gen)
         self.net = distributed.wrap(self.model, dist_info, device)
         self.weights = {"nochange": cfg.train.nochange_weight, "prod": cfg.train.prod_weight}
         self.pair_keep = float(cfg.train.pair_keep)

@@ -124,3 +124,25 @@ def test_trainer_with_subsampled_pairs_is_seeded(tmp_path: Path) -> None:
         assert all(torch.isfinite(torch.tensor(h["train"]["total"])) for h in summary["history"])
         weights.append(torch.load(tmp_path / run / "last.pt", weights_only=True)["model"])
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+@pytest.mark.integration
+def test_trainer_without_size_buckets_uses_plain_shuffled_batches(tmp_path: Path) -> None:
+    from torch_geometric.loader import DataLoader
+
+    from gnn_chemalgebra.config import typed
+    from gnn_chemalgebra.training import distributed
+    from gnn_chemalgebra.training.edits import EditTask
+
+    exs = [record_example(r) for r in RECORDS]
+    orders = {}
+    for buckets in (False, True):
+        cfg = {"run_dir": str(tmp_path), "train": {"batch_size": 2, "size_buckets": buckets}}
+        task, gen = EditTask({"train": exs, "valid": exs}), torch.Generator()
+        gen.manual_seed(0)
+        task.build(typed(cfg, model_name="edits"), torch.device("cpu"), None, gen, distributed.DistInfo())
+        orders[buckets] = [b.num_nodes for b in task.train_batches(0)]
+    gen = torch.Generator()
+    gen.manual_seed(0)
+    assert orders[False] == [b.num_nodes for b in DataLoader(exs, batch_size=2, shuffle=True, generator=gen)]
+    assert sorted(orders[True]) != sorted(orders[False])  # other pairings: similar sizes together
