@@ -456,7 +456,7 @@ class ReactantGraph:
         self.template = rw
 
 
-@functools.lru_cache(maxsize=4096)
+@functools.lru_cache(maxsize=1024)  # a reaction's candidates ask within its own search: a short memory suffices
 def _cached_graph(reactants: tuple[str, ...]) -> ReactantGraph:
     return ReactantGraph(reactants)
 
