@@ -52,16 +52,14 @@ def mol_composition(mol: Chem.Mol) -> Counter:
 @functools.lru_cache(maxsize=131072)
 def composition_items(smiles: str) -> tuple[tuple[str, int], ...]:
     """:func:`mol_composition` of a SMILES as ``(label, count)`` pairs in its key order, cached (a tuple, so no
-    caller can change the cached value); :class:`ChemistryError` if RDKit cannot read it."""
-    mol = Chem.MolFromSmiles(smiles)
-    if mol is None:
-        raise ChemistryError("RDKit cannot read this SMILES", term=smiles)
-    return tuple(mol_composition(mol).items())
+    caller can change the cached value; the edit beam, the leftover rule and the decoder ask for the same
+    molecules); :class:`ChemistryError` if RDKit rejects it (:func:`~.smiles.mol_from_smiles`)."""
+    return tuple(mol_composition(mol_from_smiles(smiles)).items())
 
 
 def smiles_composition(smiles: str) -> Counter:
     """:func:`mol_composition` of a SMILES; :class:`ChemistryError` if RDKit rejects it."""
-    return mol_composition(mol_from_smiles(smiles))
+    return Counter(dict(composition_items(smiles)))
 
 
 def sum_compositions(parts: Iterable[tuple[Mapping[str, int], int]]) -> Counter:
