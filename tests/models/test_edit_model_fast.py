@@ -108,7 +108,7 @@ def test_subsampled_pair_loss_is_unbiased(batch: Batch) -> None:
 
 @pytest.mark.integration
 def test_trainer_with_subsampled_pairs_is_seeded(tmp_path: Path) -> None:
-    """Bucketed batches and sampled pairs come from the seeded generators: two runs give the same weights."""
+    """Sampled pairs (and bucketed batches) come from the seeded generators: two runs give the same weights."""
     from gnn_chemalgebra.training.edits import train_edits
 
     exs = [record_example(r) for r in RECORDS]
@@ -117,7 +117,7 @@ def test_trainer_with_subsampled_pairs_is_seeded(tmp_path: Path) -> None:
         cfg = {
             "run_dir": str(tmp_path / run),
             "model": {"hidden": 16, "layers": 1, "attn_layers": 1, "heads": 2, "dropout": 0.1},
-            "train": {"epochs": 2, "batch_size": 2, "seed": 3, "device": "cpu", "pair_keep": 0.5},
+            "train": {"epochs": 2, "batch_size": 2, "seed": 3, "device": "cpu", "pair_keep": 0.5, "size_buckets": True},
         }
         summary = train_edits(cfg, examples={"train": exs, "valid": exs[:2]})
         assert summary["steps"] == 2 * -(-len(exs) // 2)
