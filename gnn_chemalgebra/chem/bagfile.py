@@ -18,7 +18,7 @@ from typing import NamedTuple, TypeVar
 from ..errors import InputError
 from .bag import Bag, Term, parse_bag
 from .molecule import REPRS, Repr, canonical
-from .smiles import mol_from_smiles, unmapped_canonical
+from .smiles import shared_mol, unmapped_canonical
 
 E = TypeVar("E", bound=InputError)
 
@@ -219,7 +219,7 @@ def _smiles_reading(mol: str) -> tuple[str | None, tuple | None]:
     RDKit parse per distinct string of an input, however often the string recurs (reagents, every term of a
     formula file)."""
     try:
-        return unmapped_canonical(mol_from_smiles(mol)), None
+        return unmapped_canonical(shared_mol(mol)), None  # reads a copy: the shared parse stays as parsed
     except InputError as err:
         return None, (type(err), err.reason, err.path, err.line, err.term)
 

@@ -13,7 +13,7 @@ from collections.abc import Iterable, Mapping
 from rdkit import Chem
 
 from ..errors import ChemistryError
-from .smiles import mol_from_smiles
+from .smiles import shared_mol
 
 Composition = Counter  # Counter[str] of atom labels (or, in formula space, element symbols + "charge")
 
@@ -53,8 +53,9 @@ def mol_composition(mol: Chem.Mol) -> Counter:
 def composition_items(smiles: str) -> tuple[tuple[str, int], ...]:
     """:func:`mol_composition` of a SMILES as ``(label, count)`` pairs in its key order, cached (a tuple, so no
     caller can change the cached value; the edit beam, the leftover rule and the decoder ask for the same
-    molecules); :class:`ChemistryError` if RDKit rejects it (:func:`~.smiles.mol_from_smiles`)."""
-    return tuple(mol_composition(mol_from_smiles(smiles)).items())
+    molecules); :class:`ChemistryError` if RDKit rejects it (:func:`~.smiles.mol_from_smiles`); the parse is
+    :func:`~.smiles.shared_mol`'s."""
+    return tuple(mol_composition(shared_mol(smiles)).items())
 
 
 def smiles_composition(smiles: str) -> Counter:

@@ -42,7 +42,9 @@ from typing import Any
 
 from rdkit import Chem
 
+from ..errors import ChemistryError
 from .composition import charge_suffix
+from .smiles import shared_mol
 
 BOND_CLASSES: tuple[str, ...] = ("none", "single", "double", "triple", "aromatic")
 NONE, SINGLE, DOUBLE, TRIPLE, AROMATIC = range(5)
@@ -171,6 +173,16 @@ def _parse(smiles: str) -> Chem.Mol:
     if mol is None:
         raise EditLabelError(CAUSE_PARSE, smiles)
     return mol
+
+
+def _parse_shared(smiles: str) -> Chem.Mol:
+    """:func:`_parse` for callers that only copy the molecule (``CombineMols``): a string the strict reader
+    accepts is :func:`~.smiles.shared_mol`'s parse (the same ``MolFromSmiles`` result, parsed once per line's
+    molecules); anything else is read by :func:`_parse` exactly as before."""
+    try:
+        return shared_mol(smiles)
+    except ChemistryError:
+        return _parse(smiles)
 
 
 def _canonical_order(mol: Chem.Mol) -> tuple[str, list[int]]:
@@ -438,7 +450,7 @@ class ReactantGraph:
     """
 
     def __init__(self, reactants: Sequence[str]) -> None:
-        mols = [_parse(s) for s in reactants]
+        mols = [_parse_shared(s) for s in reactants]  # only copied, by _combine
         self.n_atoms = [m.GetNumAtoms() for m in mols]
         rw = Chem.RWMol(_combine(mols))
         self.h: list[int] = []

@@ -39,6 +39,17 @@ def mol_from_smiles(smiles: str, *, sanitize: bool = True) -> Chem.Mol:
     return mol
 
 
+@lru_cache(maxsize=8192)
+def shared_mol(smiles: str) -> Chem.Mol:
+    """:func:`mol_from_smiles`, parsed once per distinct string for every READ-ONLY consumer of a line (input
+    reading, atom graphs, compositions, the edit model's reactant graphs ask for the same molecules).
+
+    The same ``Mol`` object comes back each time: callers must not change it (copy it first, as
+    ``Chem.Mol(mol)``, ``Chem.RWMol(mol)`` or ``Chem.CombineMols`` do). Refusals are not cached (each call
+    raises a fresh :class:`ChemistryError`, as :func:`mol_from_smiles` does)."""
+    return mol_from_smiles(smiles)
+
+
 @lru_cache(maxsize=200_000)
 def canonical_smiles(smiles: str) -> str:
     """RDKit canonical SMILES (implicit H; a lone hydrogen stays ``[H]``)."""

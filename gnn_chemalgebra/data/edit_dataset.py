@@ -37,7 +37,9 @@ from rdkit import Chem
 from torch_geometric.data import Data
 
 from ..chem.edits import BOND_CLASSES, NONE, EditLabelError, EditLabels, bond_class, labels_for_record
-from .featurize import smiles_graph
+from ..chem.smiles import shared_mol
+from ..errors import ChemistryError
+from .featurize import shared_smiles_graph
 
 N_BOND_CLASSES = len(BOND_CLASSES)
 BOND_VALENCE: tuple[float, ...] = (0.0, 1.0, 2.0, 3.0, 1.5)
@@ -72,16 +74,21 @@ class GraphCache:
         """``(smiles_graph, distance matrix, bond classes as a flat n*n long tensor)``."""
         hit = self._cache.get(smiles)
         if hit is None:
-            mol = Chem.MolFromSmiles(smiles)
+            try:  # the line's shared parse (only read here) when the strict reader accepts the string
+                mol = shared_mol(smiles)
+            except ChemistryError:
+                mol = Chem.MolFromSmiles(smiles)
             if mol is None:
                 raise EditLabelError("unparsable_mapped_smiles", smiles)
             n = mol.GetNumAtoms()
             dist = torch.as_tensor(Chem.GetDistanceMatrix(mol), dtype=torch.float).view(n, n)
             cls = torch.full((n * n,), NONE, dtype=torch.long)
-            for b in mol.GetBonds():
-                i, j = b.GetBeginAtomIdx(), b.GetEndAtomIdx()
-                cls[i * n + j] = cls[j * n + i] = bond_class(b)
-            hit = (smiles_graph(smiles), dist, cls)
+            bonds = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx(), bond_class(b)) for b in mol.GetBonds()]
+            if bonds:
+                i, j, c = torch.tensor(bonds, dtype=torch.long).unbind(1)
+                cls[i * n + j] = c
+                cls[j * n + i] = c
+            hit = (shared_smiles_graph(smiles), dist, cls)
             self._cache[smiles] = hit
         return hit
 

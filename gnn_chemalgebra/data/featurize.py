@@ -18,6 +18,7 @@ graph. Molecule graphs are cached by string, so the x5 draws of a base reaction 
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -29,7 +30,7 @@ from ..algebra.roles import ROLE_NU
 from ..chem.composition import CHARGE_KEY
 from ..chem.formula import ELEMENTS
 from ..chem.molecule import composition
-from ..chem.smiles import mol_from_smiles
+from ..chem.smiles import shared_mol
 
 if TYPE_CHECKING:
     from .bagdata import BagData
@@ -74,37 +75,89 @@ def comp_vector(comp: dict[str, int]) -> torch.Tensor:
     return v
 
 
+_HYB_INDEX: dict[Any, int] = {}
+_BOND_INDEX: dict[Any, int] = {}
+
+
+def _hyb_index(hyb: Any) -> int:
+    """Column of an RDKit hybridisation among ``_HYB`` (``len(_HYB)`` = other), memoised per enum value."""
+    i = _HYB_INDEX.get(hyb)
+    if i is None:
+        name = str(hyb)
+        i = _HYB_INDEX[hyb] = _HYB.index(name) if name in _HYB else len(_HYB)
+    return i
+
+
+def _bond_index(bt: Any) -> int:
+    """Column of an RDKit bond type among ``_BOND`` (other types -> 0, as single), memoised per enum value."""
+    i = _BOND_INDEX.get(bt)
+    if i is None:
+        name = str(bt)
+        i = _BOND_INDEX[bt] = _BOND.index(name) if name in _BOND else 0
+    return i
+
+
 def smiles_graph(smiles: str) -> dict[str, torch.Tensor]:
-    mol = mol_from_smiles(smiles)
-    z, xs = [], []
+    """Atom graph of a SMILES: one-hot atom features (degree, formal charge, total H, aromatic, in ring,
+    hybridisation, radical) and bond features (type, conjugated, in ring), every bond in both directions.
+
+    The RDKit values are read once per atom/bond into integer rows; the one-hot columns are then set by
+    tensor indexing (values and layout equal to concatenating :func:`_onehot` lists per atom). Reads the
+    shared parse (:func:`~..chem.smiles.shared_mol`; nothing here changes it)."""
+    mol = shared_mol(smiles)
+    z, rows = [], []
     for a in mol.GetAtoms():
         z.append(element_index(a.GetSymbol()))
-        hyb = str(a.GetHybridization())
-        xs.append(
-            _onehot(a.GetDegree(), 6)
-            + _onehot(a.GetFormalCharge(), 5, offset=2)
-            + _onehot(a.GetTotalNumHs(), 5)
-            + [float(a.GetIsAromatic()), float(a.IsInRing())]
-            + _onehot(_HYB.index(hyb) if hyb in _HYB else len(_HYB), len(_HYB) + 1)
-            + [float(a.GetNumRadicalElectrons() > 0)]
+        rows.append(
+            (
+                a.GetDegree(),
+                a.GetFormalCharge(),
+                a.GetTotalNumHs(),
+                a.GetIsAromatic(),
+                a.IsInRing(),
+                _hyb_index(a.GetHybridization()),
+                a.GetNumRadicalElectrons() > 0,
+            )
         )
-    src, dst, ea = [], [], []
-    for b in mol.GetBonds():
-        i, j = b.GetBeginAtomIdx(), b.GetEndAtomIdx()
-        bt = str(b.GetBondType())
-        f = _onehot(_BOND.index(bt) if bt in _BOND else 0, len(_BOND)) + [
-            float(b.GetIsConjugated()),
-            float(b.IsInRing()),
-        ]
-        src += [i, j]
-        dst += [j, i]
-        ea += [f, f]
+    n = len(rows)
+    t = torch.tensor(rows, dtype=torch.long).view(n, 7)
+    x = torch.zeros(n, SMILES_X_DIM)
+    ar = torch.arange(n)
+    x[ar, t[:, 0].clamp(0, 5)] = 1.0
+    x[ar, 6 + (t[:, 1] + 2).clamp(0, 4)] = 1.0
+    x[ar, 11 + t[:, 2].clamp(0, 4)] = 1.0
+    x[:, 16] = t[:, 3].float()
+    x[:, 17] = t[:, 4].float()
+    x[ar, 18 + t[:, 5]] = 1.0
+    x[:, 24] = t[:, 6].float()
+    bonds = [
+        (b.GetBeginAtomIdx(), b.GetEndAtomIdx(), _bond_index(b.GetBondType()), b.GetIsConjugated(), b.IsInRing())
+        for b in mol.GetBonds()
+    ]
+    m = len(bonds)
+    bt = torch.tensor(bonds, dtype=torch.long).view(m, 5)
+    src = torch.stack([bt[:, 0], bt[:, 1]], dim=1).reshape(-1)
+    dst = torch.stack([bt[:, 1], bt[:, 0]], dim=1).reshape(-1)
+    ea = torch.zeros(m, SMILES_EDGE_DIM)
+    ea[torch.arange(m), bt[:, 2]] = 1.0
+    ea[:, 4] = bt[:, 3].float()
+    ea[:, 5] = bt[:, 4].float()
     return {
         "z": torch.tensor(z, dtype=torch.long),
-        "x": torch.tensor(xs, dtype=torch.float),
-        "edge_index": torch.tensor([src, dst], dtype=torch.long).view(2, -1),
-        "edge_attr": torch.tensor(ea, dtype=torch.float).view(-1, SMILES_EDGE_DIM),
+        "x": x,
+        "edge_index": torch.stack([src, dst]).contiguous(),
+        "edge_attr": ea.repeat_interleave(2, dim=0),
     }
+
+
+_shared_graph = functools.lru_cache(maxsize=8192)(smiles_graph)
+
+
+def shared_smiles_graph(smiles: str) -> dict[str, torch.Tensor]:
+    """:func:`smiles_graph`, computed once per SMILES for every caller in the process (the GNN featuriser and
+    the edit model's :class:`~.edit_dataset.GraphCache` read the same molecules of a line). Returns the same
+    tensors each time (read-only by contract, like every per-molecule cache here) in a fresh dict."""
+    return dict(_shared_graph(smiles))
 
 
 def formula_graph(formula: str) -> dict[str, torch.Tensor]:
@@ -268,7 +321,7 @@ class Featurizer:
     def molecule(self, mol: str) -> tuple[dict[str, torch.Tensor], torch.Tensor]:
         hit = self._cache.get(mol)
         if hit is None:
-            g = smiles_graph(mol) if self.repr == "smiles" else formula_graph(mol)
+            g = shared_smiles_graph(mol) if self.repr == "smiles" else formula_graph(mol)
             hit = (g, comp_vector(composition(mol, self.repr)))
             self._cache[mol] = hit
         return hit
