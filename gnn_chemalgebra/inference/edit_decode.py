@@ -22,7 +22,6 @@ import functools
 import heapq
 import itertools
 import math
-import operator
 import os
 from array import array
 from collections import Counter
@@ -40,6 +39,7 @@ from ..chem.leftover import leftover_for_composition
 from ..data.edit_dataset import (
     BOND_VALENCE,
     EDIT_FEATURIZER_VERSION,
+    N_H_CLASSES,
     Q_ZERO,
     EditData,
     GraphCache,
@@ -124,15 +124,13 @@ def _kbest(factors: Sequence[_Factor], n_uncertain: int, width: int) -> list[tup
     for k in chosen:
         opts = factors[k].options
         best = opts[0][1]
-        nxt = [
-            (delta + lp - best, (*ch, (k, o)) if o else ch) for delta, ch in states for o, (_, lp) in enumerate(opts)
-        ]
-        nxt.sort(key=_first, reverse=True)  # what heapq.nlargest(width, nxt, key) returns (ties: earlier first)
-        states = nxt[:width]
+        # scores of every (state, option) extension, state-major; only the kept ones build their choice tuple
+        scores = [delta + lp - best for delta, _ in states for _, lp in opts]
+        m = len(opts)
+        # a stable sort by score, highest first: what heapq.nlargest(width, ...) returns (ties: earlier first)
+        top = sorted(range(len(scores)), key=scores.__getitem__, reverse=True)[:width]
+        states = [(scores[t], (*states[t // m][1], (k, t % m)) if t % m else states[t // m][1]) for t in top]
     return [(delta, dict(ch)) for delta, ch in states]
-
-
-_first = operator.itemgetter(0)
 
 
 def _components(n: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
@@ -585,6 +583,10 @@ def _repair(
     return None
 
 
+# h_delta_from_residual(h_class, 0.0) per residual class (class indices come from the model's N_H_CLASSES outputs)
+_DH_NO_BOND_EDIT: tuple[int | None, ...] = tuple(h_delta_from_residual(h, 0.0) for h in range(N_H_CLASSES))
+
+
 def _state_labels(
     factors: Sequence[_Factor],
     choice: dict[int, int],
@@ -605,7 +607,8 @@ def _state_labels(
     labels = EditLabels(n_atoms=list(n_atoms), bonds=bonds)
     dv = valence_change(labels, cur_of)
     for g in range(n_react):
-        dh = h_delta_from_residual(h_cls[g], dv.get(g, 0.0))
+        d = dv.get(g)  # most atoms have no bond edit: their dH is the residual class's alone (a table look-up)
+        dh = _DH_NO_BOND_EDIT[h_cls[g]] if d is None else h_delta_from_residual(h_cls[g], d)
         if dh is None or h_count[g] + dh < 0:
             return None
         if dh:

@@ -1,0 +1,43 @@
+"""``_kbest`` (scores first, choice tuples only for the kept states) equals the list-and-sort it replaced,
+ties included (earlier state/option first)."""
+
+from __future__ import annotations
+
+import heapq
+import random
+
+import pytest
+
+import gnn_chemalgebra.inference.edit_decode as ed
+
+pytestmark = pytest.mark.unit
+
+
+def _reference_kbest(factors, n_uncertain, width):
+    gaps = [(f.options[1][1] - f.options[0][1], k) for k, f in enumerate(factors) if len(f.options) > 1]
+    chosen = [k for _, k in heapq.nlargest(n_uncertain, gaps)]
+    states = [(0.0, ())]
+    for k in chosen:
+        opts = factors[k].options
+        best = opts[0][1]
+        nxt = [
+            (delta + lp - best, (*ch, (k, o)) if o else ch) for delta, ch in states for o, (_, lp) in enumerate(opts)
+        ]
+        nxt.sort(key=lambda t: t[0], reverse=True)
+        states = nxt[:width]
+    return [(delta, dict(ch)) for delta, ch in states]
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_kbest_equals_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    factors = []
+    for k in range(rng.randint(0, 30)):
+        n_opt = rng.choice([1, 2, 2, 3, 5])
+        # coarse values so that equal scores (ties) are common
+        lps = sorted((-rng.randint(0, 8) / 4.0 for _ in range(n_opt)), reverse=True)
+        factors.append(ed._Factor("pair", (k, k + 1), [(c, lp) for c, lp in enumerate(lps)]))
+    n_uncertain, width = rng.randint(0, 12), rng.randint(1, 40)
+    got = ed._kbest(factors, n_uncertain, width)
+    assert got == _reference_kbest(factors, n_uncertain, width)
+    assert all(type(d) is float for d, _ in got)
