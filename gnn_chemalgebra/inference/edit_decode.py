@@ -146,9 +146,15 @@ def _components(n: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
         ri, rj = find(i), find(j)
         if ri != rj:
             parent[ri] = rj
+    # each atom's root, atoms in ascending order (the root of an atom is unique, so the groups and their
+    # order, by smallest member, are find()'s); roots are written back so later atoms find them in one step
     groups: dict[int, list[int]] = {}
     for x in range(n):
-        groups.setdefault(find(x), []).append(x)
+        r = parent[x]
+        while parent[r] != r:
+            r = parent[r]
+        parent[x] = r
+        groups.setdefault(r, []).append(x)
     return list(groups.values())
 
 

@@ -1,4 +1,4 @@
-"""``_kbest`` (scores first, choice tuples only for the kept states) equals the list-and-sort it replaced,
+"""``_kbest`` (scores first, choice tuples only for the kept states) and ``_components`` equal the code they replaced,
 ties included (earlier state/option first)."""
 
 from __future__ import annotations
@@ -41,3 +41,30 @@ def test_kbest_equals_reference(seed: int) -> None:
     got = ed._kbest(factors, n_uncertain, width)
     assert got == _reference_kbest(factors, n_uncertain, width)
     assert all(type(d) is float for d, _ in got)
+
+
+def _reference_components(n, edges):
+    parent = list(range(n))
+
+    def find(x):
+        while parent[x] != x:
+            parent[x] = parent[parent[x]]
+            x = parent[x]
+        return x
+
+    for i, j in edges:
+        ri, rj = find(i), find(j)
+        if ri != rj:
+            parent[ri] = rj
+    groups = {}
+    for x in range(n):
+        groups.setdefault(find(x), []).append(x)
+    return list(groups.values())
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_components_equal_reference(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.randint(0, 60)
+    edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(0, 2 * n))] if n else []
+    assert ed._components(n, edges) == _reference_components(n, edges)
