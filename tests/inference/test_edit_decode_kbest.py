@@ -44,22 +44,23 @@ def test_kbest_equals_reference(seed: int) -> None:
 
 
 def _reference_components(n, edges):
-    parent = list(range(n))
-
-    def find(x):
-        while parent[x] != x:
-            parent[x] = parent[parent[x]]
-            x = parent[x]
-        return x
-
+    """Connected components by breadth-first search, ordered by smallest member, members ascending."""
+    adj = {x: set() for x in range(n)}
     for i, j in edges:
-        ri, rj = find(i), find(j)
-        if ri != rj:
-            parent[ri] = rj
-    groups = {}
+        adj[i].add(j)
+        adj[j].add(i)
+    seen, out = set(), []
     for x in range(n):
-        groups.setdefault(find(x), []).append(x)
-    return list(groups.values())
+        if x in seen:
+            continue
+        comp, todo = {x}, [x]
+        while todo:
+            for y in adj[todo.pop()] - comp:
+                comp.add(y)
+                todo.append(y)
+        seen |= comp
+        out.append(sorted(comp))
+    return out
 
 
 @pytest.mark.parametrize("seed", range(40))
