@@ -18,7 +18,7 @@ from rdkit import Chem
 from rdkit.Chem import rdMolDescriptors
 
 from ..chem import leftover
-from ..chem.composition import atom_label, charge_suffix
+from ..chem.composition import charge_suffix, mol_composition
 from ..chem.leftover import leftover_molecule
 from ..errors import InputError
 
@@ -241,21 +241,8 @@ def smiles_order_composition(mol: Chem.Mol, smiles: str) -> Counter:
     return comp
 
 
-def fast_composition(mol: Chem.Mol) -> Counter:
-    """:func:`chem.composition.mol_composition` without materialising the hydrogens (same counts, same order).
-
-    ``AddHs`` appends one H atom per attached hydrogen after the heavy atoms, so the labels are the atoms in
-    order, then ``H`` for their total hydrogen count (an explicit ``[H]`` atom keeps its place).
-    """
-    comp: Counter = Counter()
-    n_h = 0
-    for i in range(mol.GetNumAtoms()):
-        atom = mol.GetAtomWithIdx(i)
-        comp[atom_label(atom)] += 1
-        n_h += atom.GetTotalNumHs()
-    if n_h:
-        comp["H"] += n_h
-    return comp
+# The builder's fallback count is the shared one (hydrogens counted, not added; same counts and order as AddHs).
+fast_composition = mol_composition
 
 
 def _side_composition(smiles: list[str]) -> Counter:
