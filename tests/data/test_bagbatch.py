@@ -7,21 +7,9 @@ import torch
 from torch_geometric.data import Batch
 
 from gnn_chemalgebra.data.bagbatch import BagFields, collate_bags
-from gnn_chemalgebra.data.dataset import ExtraVocab, load_examples, to_data, write_toy_variant
-from gnn_chemalgebra.data.featurize import Featurizer
+from gnn_chemalgebra.data.dataset import to_data
 
 pytestmark = pytest.mark.unit
-
-VARIANTS = ["ChemAlgebra_F_T1_x1", "ChemAlgebra_F_T2_x5", "ChemAlgebra_S_T1_x1", "ChemAlgebra_S_T2_x1"]
-
-
-@pytest.fixture(scope="module", params=VARIANTS)
-def bags(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    out = tmp_path_factory.mktemp("toy")
-    write_toy_variant(out, request.param, {"train": 120})
-    exs = load_examples(out, request.param, "train")
-    feat = Featurizer("smiles" if "_S_" in request.param else "formula")
-    return exs, feat, ExtraVocab.build(exs)
 
 
 def _same(got, want) -> None:
@@ -35,16 +23,16 @@ def _same(got, want) -> None:
 
 
 @pytest.mark.parametrize("labels", [True, False])
-def test_same_tensors_as_pyg(bags, labels: bool) -> None:
-    exs, feat, vocab = bags
+def test_same_tensors_as_pyg(toy_bags, labels: bool) -> None:
+    exs, feat, vocab = toy_bags
     data = [to_data(ex, feat, vocab, i, labels=labels) for i, ex in enumerate(exs)]
     assert len(data) >= 100
     for lo, hi in [(0, 1), (0, 64), (64, len(data)), (0, len(data))]:
         _same(collate_bags(data[lo:hi]), Batch.from_data_list(data[lo:hi]))
 
 
-def test_fields_without_pyg_data(bags) -> None:
-    exs, feat, vocab = bags
+def test_fields_without_pyg_data(toy_bags) -> None:
+    exs, feat, vocab = toy_bags
     data = [to_data(ex, feat, vocab, i, labels=False) for i, ex in enumerate(exs[:50])]
     plain = [BagFields({k: d[k] for k in d.keys()}) for d in data]
     assert plain[3].num_mols == data[3].num_mols
@@ -55,8 +43,8 @@ def test_fields_without_pyg_data(bags) -> None:
         collate_bags([])
 
 
-def test_to_moves_tensors_and_keeps_counts(bags) -> None:
-    exs, feat, vocab = bags
+def test_to_moves_tensors_and_keeps_counts(toy_bags) -> None:
+    exs, feat, vocab = toy_bags
     b = collate_bags([to_data(ex, feat, vocab, i, labels=False) for i, ex in enumerate(exs[:5])])
     moved = b.to("cpu")
     assert moved.num_graphs == 5 and moved.num_nodes == b.num_nodes and torch.equal(moved.z, b.z)

@@ -8,21 +8,14 @@ from torch_geometric.data import Batch
 
 from gnn_chemalgebra.data.bagbatch import BagFields
 from gnn_chemalgebra.data.bagpack import PackedBags
-from gnn_chemalgebra.data.dataset import ExtraVocab, load_examples, to_data, write_toy_variant
-from gnn_chemalgebra.data.featurize import Featurizer
+from gnn_chemalgebra.data.dataset import to_data
 
 pytestmark = pytest.mark.unit
 
-VARIANTS = ["ChemAlgebra_F_T1_x1", "ChemAlgebra_F_T2_x5", "ChemAlgebra_S_T1_x1", "ChemAlgebra_S_T2_x1"]
 
-
-@pytest.fixture(scope="module", params=VARIANTS)
-def data(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory):
-    out = tmp_path_factory.mktemp("toy")
-    write_toy_variant(out, request.param, {"train": 120})
-    exs = load_examples(out, request.param, "train")
-    feat = Featurizer("smiles" if "_S_" in request.param else "formula")
-    vocab = ExtraVocab.build(exs)
+@pytest.fixture(scope="module")
+def data(toy_bags):
+    exs, feat, vocab = toy_bags
     return [to_data(ex, feat, vocab, i) for i, ex in enumerate(exs)]
 
 
