@@ -18,8 +18,8 @@ graph. Molecule graphs are cached by string, so the x5 draws of a base reaction 
 
 from __future__ import annotations
 
-import functools
 import math
+from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -31,6 +31,7 @@ from ..chem.composition import CHARGE_KEY
 from ..chem.formula import ELEMENTS
 from ..chem.molecule import composition
 from ..chem.smiles import shared_mol
+from ..errors import ChemistryError
 
 if TYPE_CHECKING:
     from .bagdata import BagData
@@ -104,21 +105,42 @@ def smiles_graph(smiles: str) -> dict[str, torch.Tensor]:
     The RDKit values are read once per atom/bond into integer rows; the one-hot columns are then set by
     tensor indexing (values and layout equal to concatenating :func:`_onehot` lists per atom). Reads the
     shared parse (:func:`~..chem.smiles.shared_mol`; nothing here changes it)."""
-    mol = shared_mol(smiles)
-    z, rows = [], []
-    for a in mol.GetAtoms():
-        z.append(element_index(a.GetSymbol()))
-        rows.append(
-            (
-                a.GetDegree(),
-                a.GetFormalCharge(),
-                a.GetTotalNumHs(),
-                a.GetIsAromatic(),
-                a.IsInRing(),
-                _hyb_index(a.GetHybridization()),
-                a.GetNumRadicalElectrons() > 0,
+    return smiles_graphs([smiles])[0]
+
+
+_GRAPH_KEYS = ("z", "x", "edge_index", "edge_attr")
+
+
+def smiles_graphs(smiles: Sequence[str]) -> list[dict[str, torch.Tensor]]:
+    """:func:`smiles_graph` of several molecules: the RDKit values of all of them are read first, the one-hot
+    columns of every atom and bond are set in one pass over the concatenated rows, and each molecule then gets
+    its own copy of its rows (the same element-wise writes per row as one molecule alone, so equal tensors)."""
+    z: list[int] = []
+    rows: list[tuple[int, ...]] = []
+    bonds: list[tuple[int, ...]] = []
+    n_atoms: list[int] = []
+    n_bonds: list[int] = []
+    for s in smiles:
+        mol = shared_mol(s)
+        for a in mol.GetAtoms():
+            z.append(element_index(a.GetSymbol()))
+            rows.append(
+                (
+                    a.GetDegree(),
+                    a.GetFormalCharge(),
+                    a.GetTotalNumHs(),
+                    a.GetIsAromatic(),
+                    a.IsInRing(),
+                    _hyb_index(a.GetHybridization()),
+                    a.GetNumRadicalElectrons() > 0,
+                )
             )
-        )
+        n_atoms.append(mol.GetNumAtoms())
+        bonds += [
+            (b.GetBeginAtomIdx(), b.GetEndAtomIdx(), _bond_index(b.GetBondType()), b.GetIsConjugated(), b.IsInRing())
+            for b in mol.GetBonds()
+        ]
+        n_bonds.append(mol.GetNumBonds())
     n = len(rows)
     t = torch.tensor(rows, dtype=torch.long).view(n, 7)
     x = torch.zeros(n, SMILES_X_DIM)
@@ -130,10 +152,6 @@ def smiles_graph(smiles: str) -> dict[str, torch.Tensor]:
     x[:, 17] = t[:, 4].float()
     x[ar, 18 + t[:, 5]] = 1.0
     x[:, 24] = t[:, 6].float()
-    bonds = [
-        (b.GetBeginAtomIdx(), b.GetEndAtomIdx(), _bond_index(b.GetBondType()), b.GetIsConjugated(), b.IsInRing())
-        for b in mol.GetBonds()
-    ]
     m = len(bonds)
     bt = torch.tensor(bonds, dtype=torch.long).view(m, 5)
     src = torch.stack([bt[:, 0], bt[:, 1]], dim=1).reshape(-1)
@@ -142,22 +160,58 @@ def smiles_graph(smiles: str) -> dict[str, torch.Tensor]:
     ea[torch.arange(m), bt[:, 2]] = 1.0
     ea[:, 4] = bt[:, 3].float()
     ea[:, 5] = bt[:, 4].float()
-    return {
-        "z": torch.tensor(z, dtype=torch.long),
-        "x": x,
-        "edge_index": torch.stack([src, dst]).contiguous(),
-        "edge_attr": ea.repeat_interleave(2, dim=0),
-    }
+    edges = [2 * k for k in n_bonds]
+    parts = zip(
+        torch.tensor(z, dtype=torch.long).split(n_atoms),
+        x.split(n_atoms),
+        torch.stack([src, dst]).split(edges, dim=1),
+        ea.repeat_interleave(2, dim=0).split(edges),
+        strict=True,
+    )
+    return [
+        {k: v.clone(memory_format=torch.contiguous_format) for k, v in zip(_GRAPH_KEYS, part, strict=True)}
+        for part in parts
+    ]
 
 
-_shared_graph = functools.lru_cache(maxsize=8192)(smiles_graph)
+_GRAPHS: OrderedDict[str, dict[str, torch.Tensor]] = OrderedDict()  # least recently used first
+SHARED_GRAPHS = 8192  # molecules kept by the shared atom-graph cache
+
+
+def _keep_graph(smiles: str, graph: dict[str, torch.Tensor]) -> None:
+    _GRAPHS[smiles] = graph
+    if len(_GRAPHS) > SHARED_GRAPHS:
+        _GRAPHS.popitem(last=False)
 
 
 def shared_smiles_graph(smiles: str) -> dict[str, torch.Tensor]:
     """:func:`smiles_graph`, computed once per SMILES for every caller in the process (the GNN featuriser and
     the edit model's :class:`~.edit_dataset.GraphCache` read the same molecules of a line). Returns the same
     tensors each time (read-only by contract, like every per-molecule cache here) in a fresh dict."""
-    return dict(_shared_graph(smiles))
+    hit = _GRAPHS.get(smiles)
+    if hit is None:
+        hit = smiles_graph(smiles)
+        _keep_graph(smiles, hit)
+    else:
+        _GRAPHS.move_to_end(smiles)
+    return dict(hit)
+
+
+def warm_smiles_graphs(smiles: Iterable[str]) -> None:
+    """Put the atom graphs of the molecules of ``smiles`` not cached yet into :func:`shared_smiles_graph`'s cache,
+    built in one pass (:func:`smiles_graphs`). Strings the strict reader refuses are left out: asking for one
+    later raises as before."""
+    todo = []
+    for s in dict.fromkeys(smiles):
+        if s in _GRAPHS:
+            continue
+        try:
+            shared_mol(s)
+        except ChemistryError:
+            continue
+        todo.append(s)
+    for s, g in zip(todo, smiles_graphs(todo) if todo else [], strict=True):
+        _keep_graph(s, g)
 
 
 def formula_graph(formula: str) -> dict[str, torch.Tensor]:
@@ -332,6 +386,8 @@ class Featurizer:
         if self.repr == "formula" and new:
             self._cache.update(zip(new, formula_features(new), strict=True))
         else:
+            if self.repr == "smiles":
+                warm_smiles_graphs(new)
             for m in new:
                 self.molecule(m)
 

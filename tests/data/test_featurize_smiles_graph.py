@@ -21,6 +21,8 @@ from gnn_chemalgebra.data.featurize import (
     element_index,
     shared_smiles_graph,
     smiles_graph,
+    smiles_graphs,
+    warm_smiles_graphs,
 )
 from gnn_chemalgebra.errors import ChemistryError
 
@@ -99,6 +101,26 @@ def _assert_same(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> None
 @pytest.mark.parametrize("smiles", SMILES)
 def test_smiles_graph_equals_reference(smiles: str) -> None:
     _assert_same(smiles_graph(smiles), _reference_graph(smiles))
+
+
+def test_smiles_graphs_in_one_pass_equal_one_by_one() -> None:
+    graphs = smiles_graphs(SMILES)
+    assert len(graphs) == len(SMILES)
+    for smiles, g in zip(SMILES, graphs, strict=True):
+        _assert_same(g, _reference_graph(smiles))
+        assert all(t.is_contiguous() and t.untyped_storage().nbytes() == t.nbytes for t in g.values())
+    assert smiles_graphs([]) == []
+
+
+def test_warm_smiles_graphs_fills_the_shared_cache_and_skips_refusals() -> None:
+    fresh = ["CC(=O)OCC(Cl)Br", "c1ccncc1C#N"]
+    warm_smiles_graphs([*fresh, "C foo", fresh[0]])
+    for smiles in fresh:
+        g = shared_smiles_graph(smiles)
+        assert all(g[k] is shared_smiles_graph(smiles)[k] for k in g)
+        _assert_same(g, _reference_graph(smiles))
+    with pytest.raises(ChemistryError):
+        shared_smiles_graph("C foo")
 
 
 def test_shared_graph_is_computed_once_and_equal() -> None:
