@@ -137,6 +137,8 @@ class TrainConfig:
     prod_weight: float = _opt(0.5, lo=0.0)  # edit model
     pair_keep: float = _opt(1.0, lo=0.01, hi=1.0)  # edit model: share of non-bonded, unchanged pairs scored per step
     size_buckets: bool = False  # edit model: batches of reactions of similar atom counts (less padding)
+    fast_train: bool = False  # edit model: packed Transformer rows, 16-bit dropout masks, fused AdamW (same maths);
+    # transformer: its training forward with 16-bit dropout masks, fused Adam (eval and decoding unchanged)
     label_smoothing: float = _opt(0.1, lo=0.0, hi=1.0)  # transformer
     # validation and early stopping
     eval_every: int = _opt(0, lo=0)  # optimiser steps between validations; 0 = at the end of every epoch

@@ -346,6 +346,9 @@ class TransformerTask(Task):
         t = cfg.train
         self.batch_size, self.batch_tokens, self.seed = t.batch_size, t.batch_tokens, t.seed
         self.label_smoothing, self.amp = t.label_smoothing, t.amp
+        # train.fast_train: cheap dropout masks in the model's training forward and Adam's fused kernel (both
+        # change the floating-point trajectory, not the function; off by default so older runs resume as begun)
+        self.model.fast_train = self.fused_optimizer = bool(t.fast_train)
 
     def _batches(self, epoch: int) -> list[list[int]]:
         """This rank's batches: under torchrun rank r takes every N-th (all ranks the same count, for DDP)."""

@@ -100,3 +100,43 @@ def test_cached_decoding_matches_full_recompute(positional: str) -> None:
     assert m.greedy(src, 10) == m.greedy(src, 10, use_cache=False)
     fast, slow = m.beam_search(src, 3, 8), m.beam_search(src, 3, 8, use_cache=False)
     assert [[ids for ids, _ in h] for h in fast] == [[ids for ids, _ in h] for h in slow]
+
+
+@pytest.mark.parametrize("positional,share", [("sinusoidal", True), ("learned", False)])
+def test_fast_train_path_is_the_same_function(positional: str, share: bool) -> None:
+    """train.fast_train: with dropout off, logits and gradients equal the nn.Transformer path (float64)."""
+    m = _model(positional=positional, share_embeddings=share, enc_layers=2, dec_layers=2).double().train()
+    src = torch.tensor([[4, 5, 6, 7, 8], [8, 9, PAD_ID, PAD_ID, PAD_ID], [10, 11, 4, 5, PAD_ID]])
+    tgt_in = torch.tensor([[1, 7, 8, 9], [1, 10, PAD_ID, PAD_ID], [1, 4, 5, PAD_ID]])
+    tgt_out = torch.tensor([[7, 8, 9, EOS_ID], [10, EOS_ID, PAD_ID, PAD_ID], [4, 5, EOS_ID, PAD_ID]])
+    out = {}
+    for fast in (False, True):
+        m.fast_train = fast
+        m.zero_grad()
+        logits = m(src, tgt_in)
+        seq2seq_loss(logits, tgt_out, 0.1).backward()
+        out[fast] = (logits.detach(), {n: p.grad.clone() for n, p in m.named_parameters() if p.grad is not None})
+    torch.testing.assert_close(out[True][0], out[False][0], atol=1e-12, rtol=1e-10)
+    assert out[True][1].keys() == out[False][1].keys()
+    for name, g in out[False][1].items():
+        torch.testing.assert_close(out[True][1][name], g, atol=1e-12, rtol=1e-9, msg=name)
+
+
+def test_fast_train_path_drops_like_dropout_and_eval_is_unchanged() -> None:
+    """With dropout on, the fast path is random in training (its own masks) and the very same model in eval."""
+    m = _model(dropout=0.3)
+    src = torch.tensor([[4, 5, 6, 7], [8, 9, PAD_ID, PAD_ID]])
+    tgt_in = torch.tensor([[1, 7, 8], [1, 10, 4]])
+    m.eval()
+    ref = m(src, tgt_in)
+    m.fast_train = True
+    assert torch.equal(m(src, tgt_in), ref)  # eval mode never takes the fast path
+    m.train()
+    torch.manual_seed(1)
+    a = m(src, tgt_in)
+    torch.manual_seed(2)
+    b = m(src, tgt_in)
+    assert not torch.allclose(a, b)
+    m.zero_grad()
+    a.sum().backward()
+    assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in m.parameters() if p.requires_grad)

@@ -82,15 +82,18 @@ def test_tiny_model_overfits_copy_task_and_predicts(tmp_path: Path) -> None:
 
 
 @pytest.mark.integration
-def test_checkpoint_is_weights_only_and_resume_is_exact(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fast", [False, True])
+def test_checkpoint_is_weights_only_and_resume_is_exact(tmp_path: Path, fast: bool) -> None:
     torch.set_num_threads(1)
-    cfg = _cfg(tmp_path, "model.dropout=0.1", "train.max_steps=6", "train.eval_every=3", "train.batch_size=3")
+    cfg = _cfg(tmp_path, "model.dropout=0.1", "train.max_steps=6", "train.eval_every=3", "train.batch_size=3",
+               f"train.fast_train={str(fast).lower()}")  # fmt: skip
     first = train(cfg, resume=False)
     assert first["step"] == 6
     raw = torch.load(first["last"], weights_only=True)  # no pickled code needed
     assert "model" in raw and "optimizer" in raw
     ck = load_checkpoint(first["last"])
     assert ck["step"] == 6 and ck["meta"]["vocab"][:4] == ["<pad>", "<s>", "</s>", "<unk>"]
+    assert ck["optimizer"]["param_groups"][0].get("fused") is (True if fast else None)  # train.fast_train: fused Adam
     assert ck["config"]["model"]["name"] == "transformer" and "torch" in ck["versions"]
 
     resumed = train(apply_overrides(cfg, ["train.max_steps=12"]), resume=True)
