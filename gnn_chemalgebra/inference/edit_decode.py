@@ -31,7 +31,6 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from torch_geometric.data import Batch
 
 from ..chem.composition import composition_items
 from ..chem.edits import NONE, EditLabelError, EditLabels, ReactantGraph, edited_products, reactant_graph
@@ -43,6 +42,7 @@ from ..data.edit_dataset import (
     Q_ZERO,
     EditData,
     GraphCache,
+    _pair_attrs,
     h_delta_from_residual,
     reaction_graph,
     valence_change,
@@ -695,30 +695,130 @@ class EditPredictor:
         (:class:`EditBeam`); ``()`` for an unparsable or empty reaction."""
         results: list[EditBeam | tuple[()]] = [() for _ in reactions]
         for start in range(0, len(reactions), batch_size):
-            items, datas = [], []
+            items = []
             for k in range(start, min(start + batch_size, len(reactions))):
                 reactants, reagents = list(reactions[k][0]), list(reactions[k][1])
                 try:
-                    data = reaction_graph(reactants, reagents, self.cache)
+                    graphs = [self.cache.get(s) for s in (*reactants, *reagents)]
                 except (EditLabelError, ChemAlgebraError, ValueError, RuntimeError):
                     continue
-                if int(data.n_react) < 1:
+                n_atoms = [int(g[0]["z"].numel()) for g in graphs[: len(reactants)]]
+                if sum(n_atoms) < 1:
                     continue
-                n_atoms = [int(self.cache.get(s)[0]["z"].numel()) for s in reactants]
-                items.append((k, reactants, n_atoms))
-                datas.append(data)
-            if not datas:
+                items.append((k, reactants, n_atoms, graphs))
+            if not items:
                 continue
-            batch = Batch.from_data_list(datas).to(self.device)
-            out = self.model(batch)
-            n_pairs = [int(d.pair_index.size(1)) for d in datas]
-            n_nodes = [int(d.num_nodes) for d in datas]
-            pairs = out["pair"].cpu().split(n_pairs)
-            atoms = {k: out[k].cpu().split(n_nodes) for k in ("h", "q", "prod")}
-            for m, ((k, reactants, n_atoms), data) in enumerate(zip(items, datas, strict=True)):
+            batch, views = _collate_reactions([(n_atoms, graphs) for _, _, n_atoms, graphs in items])
+            out = self.model(batch.to(self.device))
+            pairs = out["pair"].cpu().split([int(v.pair_cur.numel()) for v in views])
+            atoms = {a: out[a].cpu().split(batch.nodes) for a in ("h", "q", "prod")}
+            for m, ((k, reactants, n_atoms, _), view) in enumerate(zip(items, views, strict=True)):
                 one = {"pair": pairs[m], **{a: atoms[a][m] for a in atoms}}
-                results[k] = EditBeam(reactants, n_atoms, one, data, beam, **decode_kw)
+                results[k] = EditBeam(reactants, n_atoms, one, view, beam, **decode_kw)
         return results
+
+
+@dataclass
+class ReactionPairs:
+    """What the beam reads of one reaction's graph (:class:`EditData` has the same fields): reactant atoms,
+    candidate pairs ``(i, j)``, ``i < j``, in reactant atom numbering, and their current bond class."""
+
+    n_react: int
+    pair_index: torch.Tensor
+    pair_cur: torch.Tensor
+
+
+@dataclass
+class ReactionBatch:
+    """The fields of ``Batch.from_data_list([reaction_graph(...), ...])`` that :class:`EditModel` reads."""
+
+    z: torch.Tensor
+    x: torch.Tensor
+    edge_index: torch.Tensor
+    edge_attr: torch.Tensor
+    batch: torch.Tensor
+    pair_index: torch.Tensor
+    pair_cur: torch.Tensor
+    pair_dist: torch.Tensor
+    num_graphs: int
+    nodes: list[int]  # atoms per reaction (reactants, then reagents)
+
+    def to(self, device: torch.device) -> ReactionBatch:
+        if device.type == "cpu":
+            return self
+        moved = {k: v.to(device) if isinstance(v, torch.Tensor) else v for k, v in vars(self).items()}
+        return ReactionBatch(**moved)
+
+
+_TRIU: dict[int, torch.Tensor] = {}
+
+
+def _triu(n: int) -> torch.Tensor:
+    """``torch.triu_indices(n, n, offset=1)``, shared per ``n`` (read only)."""
+    hit = _TRIU.get(n)
+    if hit is None:
+        hit = _TRIU[n] = torch.triu_indices(n, n, offset=1)
+    return hit
+
+
+def _collate_reactions(
+    reactions: Sequence[tuple[Sequence[int], Sequence[tuple[dict[str, torch.Tensor], torch.Tensor, torch.Tensor]]]],
+) -> tuple[ReactionBatch, list[ReactionPairs]]:
+    """The model's batch of several reactions, each given by its reactant atom counts and the
+    :meth:`GraphCache.get` entries of its reactants then reagents, built at once over the whole batch: every
+    field equal to collating :func:`reaction_graph` of each (every reactant pair; the same integer offsets and
+    table look-ups, :func:`_pair_attrs` over all reactions' pairs together), plus each reaction's pairs."""
+    zs, xs, eis, eas = [], [], [], []
+    mol_atoms, mol_edges, mol_reagent = [], [], []
+    dists, classes, sizes, mol_of, local = [], [], [], [], []
+    nodes, n_react, node_start, react_start = [], [], [], []
+    n_nodes = n_reacting = 0
+    for atoms, graphs in reactions:
+        node_start.append(n_nodes)
+        react_start.append(n_reacting)
+        for k, (g, dist, cls) in enumerate(graphs):
+            n = int(g["z"].numel())
+            zs.append(g["z"])
+            xs.append(g["x"])
+            eis.append(g["edge_index"])
+            eas.append(g["edge_attr"])
+            mol_atoms.append(n)
+            mol_edges.append(int(g["edge_index"].size(1)))
+            reagent = k >= len(atoms)
+            mol_reagent.append(float(reagent))
+            if not reagent:
+                mol_of += [len(sizes)] * n
+                local += range(n)
+                dists.append(dist)
+                classes.append(cls)
+                sizes.append(n)
+            n_nodes += n
+        nodes.append(n_nodes - node_start[-1])
+        n_react.append(sum(atoms))
+        n_reacting += n_react[-1]
+    atoms_t = torch.tensor(mol_atoms, dtype=torch.long)
+    first = torch.cumsum(atoms_t, 0) - atoms_t  # first atom of each molecule in the batch
+    flags = torch.repeat_interleave(torch.tensor(mol_reagent), atoms_t)
+    tri = [_triu(n) for n in n_react]
+    n_pairs = torch.tensor([int(t.size(1)) for t in tri], dtype=torch.long)
+    pair_local = torch.cat(tri, dim=1)
+    react_pairs = pair_local + torch.repeat_interleave(torch.tensor(react_start, dtype=torch.long), n_pairs)
+    cur, dcls = _pair_attrs(react_pairs[0], react_pairs[1], mol_of, local, dists, classes, sizes)
+    batch = ReactionBatch(
+        z=torch.cat(zs),
+        x=torch.cat([torch.cat(xs), flags.unsqueeze(1)], dim=1),
+        edge_index=torch.cat(eis, dim=1) + torch.repeat_interleave(first, torch.tensor(mol_edges, dtype=torch.long)),
+        edge_attr=torch.cat(eas),
+        batch=torch.repeat_interleave(torch.arange(len(reactions)), torch.tensor(nodes, dtype=torch.long)),
+        pair_index=pair_local + torch.repeat_interleave(torch.tensor(node_start, dtype=torch.long), n_pairs),
+        pair_cur=cur,
+        pair_dist=dcls,
+        num_graphs=len(reactions),
+        nodes=nodes,
+    )
+    counts = n_pairs.tolist()
+    views = [ReactionPairs(n, t, c) for n, t, c in zip(n_react, tri, cur.split(counts), strict=True)]
+    return batch, views
 
 
 def default_checkpoint() -> Path:
