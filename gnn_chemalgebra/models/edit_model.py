@@ -21,7 +21,7 @@ from torch.nn import functional as F
 
 from ..data.edit_dataset import H_ZERO, IGNORE, N_BOND_CLASSES, N_DIST, N_H_CLASSES, N_Q_CLASSES, NONE, Q_ZERO
 from ..data.featurize import COMP_DIM
-from .blocks import ConvStack, DenseSetAttention, mlp, scatter
+from .blocks import ConvStack, DenseSetAttention, cheap_dropout, mlp, scatter
 
 DEFAULT_HPARAMS: dict[str, Any] = {
     "hidden": 128,
@@ -50,18 +50,23 @@ class EditModel(nn.Module):
         attn_layers: int = 2,
         heads: int = 4,
         dropout: float = 0.1,
+        fast_train: bool = False,
     ) -> None:
         super().__init__()
+        # fast_train (training mode only; no parameters, so checkpoints and eval-mode maths are unchanged): the
+        # Transformer on packed rows with attention in size blocks (:meth:`_mix_packed`) and the 16-bit dropout
+        # masks of blocks.cheap_dropout everywhere. The same function; the random stream of dropout differs.
+        self.fast_train = fast_train
         self.z_emb = nn.Embedding(n_elements, hidden)
         self.x_in = nn.Linear(x_dim, hidden)
-        self.convs = ConvStack("gine", hidden, layers, edge_dim, heads, dropout)
+        self.convs = ConvStack("gine", hidden, layers, edge_dim, heads, dropout, fast_train=fast_train)
         self.mix = DenseSetAttention(hidden, attn_layers, heads, dropout)
         self.cur_emb = nn.Embedding(N_BOND_CLASSES, hidden)
         self.dist_emb = nn.Embedding(N_DIST, hidden)
-        self.pair_head = mlp(3 * hidden, hidden, N_BOND_CLASSES, dropout)
-        self.h_head = mlp(2 * hidden, hidden, N_H_CLASSES, dropout)
-        self.q_head = mlp(2 * hidden, hidden, N_Q_CLASSES, dropout)
-        self.p_head = mlp(2 * hidden, hidden, 1, dropout)
+        self.pair_head = mlp(3 * hidden, hidden, N_BOND_CLASSES, dropout, cheap=fast_train)
+        self.h_head = mlp(2 * hidden, hidden, N_H_CLASSES, dropout, cheap=fast_train)
+        self.q_head = mlp(2 * hidden, hidden, N_Q_CLASSES, dropout, cheap=fast_train)
+        self.p_head = mlp(2 * hidden, hidden, 1, dropout, cheap=fast_train)
 
     def forward(self, data: Any, pair_sel: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
         """Logits of every candidate pair (``pair_sel``: of those candidate positions only) and every atom."""
@@ -69,7 +74,10 @@ class EditModel(nn.Module):
         n_graphs = int(data.num_graphs) if hasattr(data, "num_graphs") else 1
         h = self.z_emb(data.z) + self.x_in(data.x)
         h = self.convs(h, data.edge_index, data.edge_attr)
-        g = self.mix(h, batch, n_graphs)
+        if self.training and self.fast_train and self.mix.layers > 0:
+            g = self._mix_packed(h, batch, n_graphs)
+        else:
+            g = self.mix(h, batch, n_graphs)
         ha = torch.cat([h, g], dim=-1)  # local and reaction-wide views of each atom
         i, j = data.pair_index
         cur, dist = data.pair_cur, data.pair_dist
@@ -100,16 +108,110 @@ class EditModel(nn.Module):
         per_atom = g @ w_sum.t()
         t_cur = self.cur_emb.weight @ w_emb.t()
         t_dist = torch.addmm(lin.bias, self.dist_emb.weight, w_emb.t())
+        # one row per (current class, distance class): a single gather per pair for both embeddings
+        t_pair = (t_cur.unsqueeze(1) + t_dist.unsqueeze(0)).flatten(0, 1)
         base = per_atom.index_select(0, i) + per_atom.index_select(0, j)
-        base = base + t_cur.index_select(0, cur) + t_dist.index_select(0, dist)
+        base = base + t_pair.index_select(0, cur * t_dist.size(0) + dist)
         pre = torch.addmm(base, g.index_select(0, i) * g.index_select(0, j), w_prod.t())
         for layer in self.pair_head[1:]:
             pre = layer(pre)
         return pre
 
+    def _mix_packed(self, h: torch.Tensor, group: torch.Tensor, n_groups: int) -> torch.Tensor:
+        """``self.mix`` (pre-norm Transformer encoder over the atoms of each reaction) on packed rows (training).
 
-def build_edit_model(hp: dict[str, Any]) -> EditModel:
-    return EditModel(**hp)
+        The padded path runs every linear layer, norm and dropout mask over ``[reactions, largest, hidden]``
+        (a plain shuffled batch is about 60% padding) and attends over ``largest^2`` per reaction (90%
+        padding). Here the rows are reordered by reaction size once; projections, feed-forward, norms and
+        dropout run on the real rows only, and attention runs per block of reactions of similar size
+        (:func:`_size_blocks`), each padded to its own largest (padding keys masked). Same parameters, same
+        function of them for every real row (tests: outputs and gradients against the padded path)."""
+        order, back, size_blocks = _size_blocks(group, n_groups, h.dtype)
+        x = h.index_select(0, order)
+        for layer in self.mix.enc.layers:
+            train = layer.training
+            att = _block_attention(layer.self_attn, layer.norm1(x), size_blocks, train)
+            x = x + cheap_dropout(att, layer.dropout1.p, train)
+            y = cheap_dropout(layer.activation(layer.linear1(layer.norm2(x))), layer.dropout.p, train)
+            x = x + cheap_dropout(layer.linear2(y), layer.dropout2.p, train)
+        x = x.index_select(0, back)
+        return x if self.mix.enc.norm is None else self.mix.enc.norm(x)
+
+
+# A reaction joins the attention block of the largest reaction not yet placed while its size is at least this
+# share of that largest one: the padded attention of a block is then at most about twice its real entries.
+BLOCK_SIZE_RATIO = 0.7
+
+
+def _size_blocks(
+    group: torch.Tensor, n_groups: int, dtype: torch.dtype
+) -> tuple[torch.Tensor, torch.Tensor, list[tuple[int, int, int, int, torch.Tensor | None, torch.Tensor | None]]]:
+    """Rows reordered by reaction size (largest first, stable), the inverse order, and the attention blocks.
+
+    Each block is ``(first row, rows, reactions, longest, slot, bias)``: its rows are contiguous in the new
+    order; ``slot`` places them in a ``[reactions * longest]`` layout and ``bias`` (``[reactions, 1, 1,
+    longest]``, -inf on padding keys) masks the padding; both are None when the block has no padding."""
+    counts = torch.bincount(group, minlength=n_groups)
+    by_size = torch.argsort(counts, descending=True, stable=True)
+    sizes = counts.index_select(0, by_size)
+    rank = torch.repeat_interleave(torch.arange(n_groups, device=group.device), sizes)  # new row -> block rank
+    first = torch.cumsum(sizes, 0) - sizes  # first new row of each ranked reaction
+    within = torch.arange(rank.numel(), device=group.device) - first.index_select(0, rank)
+    old_first = (torch.cumsum(counts, 0) - counts).index_select(0, by_size)
+    order = old_first.index_select(0, rank) + within
+    back = torch.empty_like(order)
+    back[order] = torch.arange(order.numel(), device=group.device)
+    size_list = sizes.tolist()
+    size_blocks = []
+    a, row = 0, 0
+    while a < n_groups and size_list[a] > 0:
+        longest, b = size_list[a], a
+        while b < n_groups and size_list[b] > 0 and size_list[b] >= BLOCK_SIZE_RATIO * longest:
+            b += 1
+        n_rows = sum(size_list[a:b])
+        slot = bias = None
+        if n_rows < (b - a) * longest:
+            slot = (rank[row : row + n_rows] - a) * longest + within[row : row + n_rows]
+            bias = torch.full(((b - a) * longest,), float("-inf"), dtype=dtype, device=group.device)
+            bias = bias.index_fill_(0, slot, 0.0).view(b - a, 1, 1, longest)
+        size_blocks.append((row, n_rows, b - a, longest, slot, bias))
+        a, row = b, row + n_rows
+    return order, back, size_blocks
+
+
+def _block_attention(
+    sa: nn.MultiheadAttention,
+    y: torch.Tensor,
+    size_blocks: list[tuple[int, int, int, int, torch.Tensor | None, torch.Tensor | None]],
+    train: bool,
+) -> torch.Tensor:
+    """``sa`` (batch-first self-attention, no masks but the padding) over rows grouped as :func:`_size_blocks`."""
+    hidden, heads = y.size(-1), sa.num_heads
+    d = hidden // heads
+    qkv = F.linear(y, sa.in_proj_weight, sa.in_proj_bias)
+    outs = []
+    for row, n_rows, n, longest, slot, bias in size_blocks:
+        part = qkv.narrow(0, row, n_rows)
+        if slot is not None:
+            part = part.new_zeros(n * longest, 3 * hidden).index_copy(0, slot, part)
+        q, k, v = part.view(n, longest, 3, heads, d).permute(2, 0, 3, 1, 4).unbind(0)
+        q = (q * d**-0.5).reshape(n * heads, longest, d)
+        kt = k.reshape(n * heads, longest, d).transpose(1, 2)
+        if bias is None:
+            scores = torch.bmm(q, kt)
+        else:
+            scores = torch.baddbmm(bias.expand(-1, heads, longest, -1).reshape(n * heads, longest, longest), q, kt)
+        weights = cheap_dropout(scores.softmax(-1), sa.dropout, train)
+        att = torch.bmm(weights, v.reshape(n * heads, longest, d))
+        att = att.view(n, heads, longest, d).transpose(1, 2).reshape(n * longest, hidden)
+        outs.append(att if slot is None else att.index_select(0, slot))
+    att = torch.cat(outs) if len(outs) > 1 else outs[0]
+    return F.linear(att, sa.out_proj.weight, sa.out_proj.bias)
+
+
+def build_edit_model(hp: dict[str, Any], fast_train: bool = False) -> EditModel:
+    """The model of ``hp``; ``fast_train``: its training-mode fast path (not a hyper-parameter: eval is the same)."""
+    return EditModel(**hp, fast_train=fast_train)
 
 
 def _weighted_ce(

@@ -69,7 +69,8 @@ class EditTask(Task):
             raise InputError("no training examples")
         ex = self.train_ex[0]
         self.hp = edit_hparams(dict(vars(cfg.model)), ex.x.size(1), ex.edge_attr.size(1))
-        self.model = build_edit_model(self.hp).to(device)
+        self.model = build_edit_model(self.hp, fast_train=cfg.train.fast_train).to(device)
+        self.fused_optimizer = cfg.train.fast_train  # AdamW's fused kernel (the engine reads it after build)
         self.batch_size = cfg.train.batch_size
         self.sampler = None  # under torchrun: one seeded permutation per epoch, rank r takes every N-th index
         if dist_info.enabled:

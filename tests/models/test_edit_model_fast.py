@@ -107,8 +107,10 @@ def test_subsampled_pair_loss_is_unbiased(batch: Batch) -> None:
 
 
 @pytest.mark.integration
-def test_trainer_with_subsampled_pairs_is_seeded(tmp_path: Path) -> None:
-    """Sampled pairs (and bucketed batches) come from the seeded generators: two runs give the same weights."""
+@pytest.mark.parametrize("opts", [{"size_buckets": True}, {"fast_train": True}])
+def test_trainer_with_subsampled_pairs_is_seeded(tmp_path: Path, opts: dict) -> None:
+    """Sampled pairs, bucketed batches and the fast path's dropout masks come from the seeded generators: two
+    runs give the same weights. ``fast_train`` also switches the optimiser to the fused AdamW."""
     from gnn_chemalgebra.training.edits import train_edits
 
     exs = [record_example(r) for r in RECORDS]
@@ -117,12 +119,14 @@ def test_trainer_with_subsampled_pairs_is_seeded(tmp_path: Path) -> None:
         cfg = {
             "run_dir": str(tmp_path / run),
             "model": {"hidden": 16, "layers": 1, "attn_layers": 1, "heads": 2, "dropout": 0.1},
-            "train": {"epochs": 2, "batch_size": 2, "seed": 3, "device": "cpu", "pair_keep": 0.5, "size_buckets": True},
+            "train": {"epochs": 2, "batch_size": 2, "seed": 3, "device": "cpu", "pair_keep": 0.5, **opts},
         }
         summary = train_edits(cfg, examples={"train": exs, "valid": exs[:2]})
         assert summary["steps"] == 2 * -(-len(exs) // 2)
         assert all(torch.isfinite(torch.tensor(h["train"]["total"])) for h in summary["history"])
-        weights.append(torch.load(tmp_path / run / "last.pt", weights_only=True)["model"])
+        ck = torch.load(tmp_path / run / "last.pt", weights_only=True)
+        assert all(bool(g["fused"]) == bool(opts.get("fast_train")) for g in ck["optimizer"]["param_groups"])
+        weights.append(ck["model"])
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
 
 
@@ -146,3 +150,69 @@ def test_trainer_without_size_buckets_uses_plain_shuffled_batches(tmp_path: Path
     gen.manual_seed(0)
     assert orders[False] == [b.num_nodes for b in DataLoader(exs, batch_size=2, shuffle=True, generator=gen)]
     assert sorted(orders[True]) != sorted(orders[False])  # other pairings: similar sizes together
+
+
+def _double_batch(batch: Batch) -> Batch:
+    out = batch.clone()
+    out.x, out.edge_attr = batch.x.double(), batch.edge_attr.double()
+    return out
+
+
+def test_size_blocks_cover_every_row_once(batch: Batch) -> None:
+    from gnn_chemalgebra.models.edit_model import BLOCK_SIZE_RATIO, _size_blocks
+
+    n = int(batch.num_graphs)
+    order, back, blocks = _size_blocks(batch.batch, n, torch.float32)
+    assert torch.equal(order.sort().values, torch.arange(batch.num_nodes))
+    assert torch.equal(order[back], torch.arange(batch.num_nodes))
+    sizes = torch.bincount(batch.batch, minlength=n)
+    assert torch.all(sizes[batch.batch[order]][:-1] >= sizes[batch.batch[order]][1:])  # largest reactions first
+    row = 0
+    for first, n_rows, n_react, longest, slot, bias in blocks:
+        assert first == row
+        groups = batch.batch[order[first : first + n_rows]]
+        assert groups.unique().numel() == n_react and int(sizes[groups].max()) == longest
+        assert int(sizes[groups].min()) >= BLOCK_SIZE_RATIO * longest
+        assert (slot is None) == (n_rows == n_react * longest)
+        if bias is not None:
+            assert int(torch.isfinite(bias).sum()) == n_rows
+        row += n_rows
+    assert row == batch.num_nodes and len(blocks) > 1
+    assert any(b[4] is None for b in blocks) and any(b[4] is not None for b in blocks)
+
+
+def test_fast_train_path_equals_the_padded_path(batch: Batch) -> None:
+    """Packed rows with attention in size blocks: the same outputs and gradients as the padded encoder."""
+    torch.manual_seed(0)
+    mcfg = {"hidden": 32, "layers": 2, "attn_layers": 2, "heads": 4, "dropout": 0.0}
+    model = build_edit_model(edit_hparams(mcfg, batch.x.size(1), batch.edge_attr.size(1)), fast_train=True).double()
+    data = _double_batch(batch)
+    outs, grads = [], []
+    for train in (False, True):  # dropout 0: eval mode is the padded reference
+        model.zero_grad()
+        model.train(train)
+        out = model(data)
+        edit_losses(out, data)["total"].backward()
+        outs.append(out)
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None})
+    for key in ("pair", "h", "q", "prod"):
+        assert torch.allclose(outs[0][key], outs[1][key], atol=1e-10), key
+    assert grads[0].keys() == grads[1].keys()
+    for name, g in grads[0].items():
+        assert torch.allclose(g, grads[1][name], atol=1e-9, rtol=1e-7), name
+
+
+def test_fast_train_changes_no_parameter_and_no_eval_output(batch: Batch) -> None:
+    plain = _model(batch, dropout=0.1)
+    mcfg = {"hidden": 32, "layers": 2, "attn_layers": 1, "heads": 2, "dropout": 0.1}
+    fast = build_edit_model(edit_hparams(mcfg, batch.x.size(1), batch.edge_attr.size(1)), fast_train=True)
+    assert plain.state_dict().keys() == fast.state_dict().keys()
+    fast.load_state_dict(plain.state_dict())
+    with torch.no_grad():
+        a, b = plain.eval()(batch), fast.eval()(batch)
+    assert all(torch.equal(a[k], b[k]) for k in a)
+    fast.train()
+    torch.manual_seed(5)
+    with torch.no_grad():  # training mode draws dropout masks: outputs differ from eval but stay finite
+        out = fast(batch)
+    assert all(torch.isfinite(v).all() for v in out.values()) and not torch.equal(out["h"], b["h"])
