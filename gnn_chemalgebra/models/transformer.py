@@ -7,7 +7,7 @@ sinusoidal or learned positions, and greedy and batched beam decoding that stop 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 import torch.nn.functional as F
@@ -188,54 +188,93 @@ class Seq2SeqTransformer(nn.Module):
         return self.generator(y)
 
     # ------------------------------------------------------------------ decoding
+    def start_cache(self, mem: Tensor, mem_pad: Tensor) -> DecodeCache:
+        """An empty decoding cache for ``mem``: each decoder layer's memory keys and values, projected once."""
+        n, s, e = mem.shape
+        mem_k, mem_v = [], []
+        for layer in self.transformer.decoder.layers:
+            mha = layer.multihead_attn
+            b = mha.in_proj_bias
+            k, v = F.linear(mem, mha.in_proj_weight[e:], None if b is None else b[e:]).chunk(2, -1)
+            mem_k.append(_heads(k, mha.num_heads).contiguous())
+            mem_v.append(_heads(v, mha.num_heads).contiguous())
+        empty = mem.new_empty(n, self.hparams["nhead"], 0, e // self.hparams["nhead"])
+        n_layers = len(mem_k)
+        return DecodeCache([empty] * n_layers, [empty] * n_layers, mem_k, mem_v, ~mem_pad[:, None, None])
+
     def decode_step(
-        self, tok: Tensor, cache: list[Tensor] | None, mem: Tensor, mem_pad: Tensor
-    ) -> tuple[Tensor, list[Tensor]]:
+        self, tok: Tensor, cache: DecodeCache | None, mem: Tensor | None = None, mem_pad: Tensor | None = None
+    ) -> tuple[Tensor, DecodeCache]:
         """Logits of the next token given the newest token ``tok`` (N,) and a cache of earlier positions.
 
-        Pre-norm layers make this exact: position t of layer l only attends to the normed layer-l inputs of
-        positions <= t, which never change, so caching them turns each step from O(t^2) into O(t). Rows of a
-        batch are independent, so a beam reorders the cache by indexing it. Eval mode only (no dropout).
+        Pre-norm layers make this exact: position t of layer l only attends to the keys and values of the
+        normed layer-l inputs of positions <= t, which never change, so each step projects only its own token
+        (and the memory's keys and values are projected once, in :meth:`start_cache`). Rows of a batch are
+        independent, so a beam reorders the cache and greedy drops finished rows by indexing it
+        (:meth:`DecodeCache.select`). Eval mode only (no dropout). ``mem``/``mem_pad``: only for the first step.
         """
-        t = 0 if cache is None else cache[0].shape[1]
+        if cache is None:
+            if mem is None or mem_pad is None:
+                raise ValueError("the first decoding step needs the memory and its padding mask")
+            cache = self.start_cache(mem, mem_pad)
+        t = cache.keys[0].shape[2]
         x = self.tgt_emb(tok[:, None]) * math.sqrt(self.d_model) + self.pos(t + 1)[t]
-        new_cache: list[Tensor] = []
+        keys, values = [], []
         dec = self.transformer.decoder
         for i, layer in enumerate(dec.layers):
-            h = layer.norm1(x)
-            kv = h if cache is None else torch.cat([cache[i], h], 1)
-            new_cache.append(kv)
-            x = x + layer.self_attn(h, kv, kv, need_weights=False)[0]
-            x = x + layer.multihead_attn(layer.norm2(x), mem, mem, key_padding_mask=mem_pad, need_weights=False)[0]
+            sa, ca = layer.self_attn, layer.multihead_attn
+            q, k, v = F.linear(layer.norm1(x), sa.in_proj_weight, sa.in_proj_bias).chunk(3, -1)
+            keys.append(torch.cat([cache.keys[i], _heads(k, sa.num_heads)], 2))
+            values.append(torch.cat([cache.values[i], _heads(v, sa.num_heads)], 2))
+            a = F.scaled_dot_product_attention(_heads(q, sa.num_heads), keys[i], values[i])
+            x = x + sa.out_proj(_merge(a))
+            e = ca.embed_dim
+            b = ca.in_proj_bias
+            q = F.linear(layer.norm2(x), ca.in_proj_weight[:e], None if b is None else b[:e])
+            a = F.scaled_dot_product_attention(
+                _heads(q, ca.num_heads), cache.mem_keys[i], cache.mem_values[i], attn_mask=cache.mem_mask
+            )
+            x = x + ca.out_proj(_merge(a))
             x = x + layer.linear2(layer.activation(layer.linear1(layer.norm3(x))))
         if dec.norm is not None:
             x = dec.norm(x)
-        return self.generator(x[:, 0]), new_cache
-
-    def _next_logits(
-        self, ys: Tensor, cache: list[Tensor] | None, mem: Tensor, pad: Tensor, use_cache: bool
-    ) -> tuple[Tensor, list[Tensor] | None]:
-        if use_cache and not self.training:
-            return self.decode_step(ys[:, -1], cache, mem, pad)
-        return self.decode(ys, mem, pad)[:, -1], None
+        return self.generator(x[:, 0]), DecodeCache(keys, values, cache.mem_keys, cache.mem_values, cache.mem_mask)
 
     @torch.no_grad()
     def greedy(self, src: Tensor, max_len: int = 200, use_cache: bool = True) -> list[list[int]]:
-        """Argmax decoding, batched; each row stops at its own ``</s>`` (not included in the output)."""
+        """Argmax decoding, batched; each row stops at its own ``</s>`` (not included in the output).
+
+        With the cache (eval mode), a row that wrote ``</s>`` leaves the batch, so the later steps only
+        compute the rows still decoding; ``use_cache=False`` recomputes every prefix in full (the reference).
+        """
         mem, pad = self.encode(src)
-        b = src.shape[0]
-        ys = torch.full((b, 1), BOS_ID, dtype=torch.long, device=src.device)
-        done = torch.zeros(b, dtype=torch.bool, device=src.device)
-        cache: list[Tensor] | None = None
-        for _ in range(max_len):
-            logits, cache = self._next_logits(ys, cache, mem, pad, use_cache)
-            nxt = logits.float().argmax(-1)
-            nxt = torch.where(done, torch.full_like(nxt, PAD_ID), nxt)
-            ys = torch.cat([ys, nxt[:, None]], 1)
-            done |= nxt.eq(EOS_ID)
-            if bool(done.all()):
-                break
-        return [_strip(row) for row in ys[:, 1:].tolist()]
+        b, dev = src.shape[0], src.device
+        if not use_cache or self.training:
+            ys = torch.full((b, 1), BOS_ID, dtype=torch.long, device=dev)
+            done = torch.zeros(b, dtype=torch.bool, device=dev)
+            for _ in range(max_len):
+                nxt = self.decode(ys, mem, pad)[:, -1].float().argmax(-1)
+                nxt = torch.where(done, torch.full_like(nxt, PAD_ID), nxt)
+                ys = torch.cat([ys, nxt[:, None]], 1)
+                done |= nxt.eq(EOS_ID)
+                if bool(done.all()):
+                    break
+            return [_strip(row) for row in ys[:, 1:].tolist()]
+        out = torch.full((b, max_len), PAD_ID, dtype=torch.long, device=dev)
+        rows = torch.arange(b, device=dev)  # the batch rows still decoding
+        tok = torch.full((b,), BOS_ID, dtype=torch.long, device=dev)
+        cache = self.start_cache(mem, pad)
+        for t in range(max_len):
+            logits, cache = self.decode_step(tok, cache)
+            tok = logits.float().argmax(-1)
+            out[rows, t] = tok
+            ended = tok.eq(EOS_ID)
+            if bool(ended.any()):
+                live = (~ended).nonzero().squeeze(1)
+                if live.numel() == 0:
+                    break
+                rows, tok, cache = rows[live], tok[live], cache.select(live)
+        return [_strip(row) for row in out.tolist()]
 
     @torch.no_grad()
     def beam_search(
@@ -254,6 +293,8 @@ class Seq2SeqTransformer(nn.Module):
         b, dev = src.shape[0], src.device
         mem, pad = self.encode(src)
         k = beam
+        cached = use_cache and not self.training
+        cache = self.start_cache(mem, pad).select(torch.arange(b, device=dev).repeat_interleave(k)) if cached else None
         mem = mem.repeat_interleave(k, 0)
         pad = pad.repeat_interleave(k, 0)
         ys = torch.full((b * k, 1), BOS_ID, dtype=torch.long, device=dev)
@@ -262,9 +303,11 @@ class Seq2SeqTransformer(nn.Module):
         scores = scores.view(-1)
         done = torch.zeros(b * k, dtype=torch.bool, device=dev)
         lengths = torch.zeros(b * k, dtype=torch.long, device=dev)
-        cache: list[Tensor] | None = None
         for _ in range(max_len):
-            logits, cache = self._next_logits(ys, cache, mem, pad, use_cache)
+            if cache is not None:
+                logits, cache = self.decode_step(ys[:, -1], cache)
+            else:
+                logits = self.decode(ys, mem, pad)[:, -1]
             logp = torch.log_softmax(logits.float(), -1)
             v = logp.shape[-1]
             frozen = torch.full_like(logp, float("-inf"))
@@ -277,7 +320,7 @@ class Seq2SeqTransformer(nn.Module):
             tok = (idx % v).view(-1)
             ys = torch.cat([ys[origin], tok[:, None]], 1)
             if cache is not None:
-                cache = [c[origin] for c in cache]
+                cache = cache.select(origin, memory=False)  # a beam stays with its input: same memory rows
             was_done = done[origin]
             lengths = lengths[origin] + (~was_done).long()
             done = was_done | tok.eq(EOS_ID)
@@ -293,6 +336,40 @@ class Seq2SeqTransformer(nn.Module):
             rows = sorted(range(i * k, (i + 1) * k), key=lambda r: -float(final[r]))
             out.append([(_strip(seqs[r]), float(final[r])) for r in rows])
         return out
+
+
+class DecodeCache(NamedTuple):
+    """Per decoder layer: self-attention keys and values of the positions so far, (N, heads, t, head_dim),
+    and the memory's keys and values (N, heads, S, head_dim); ``mem_mask`` (N, 1, 1, S) is True at real keys."""
+
+    keys: list[Tensor]
+    values: list[Tensor]
+    mem_keys: list[Tensor]
+    mem_values: list[Tensor]
+    mem_mask: Tensor
+
+    def select(self, rows: Tensor, memory: bool = True) -> DecodeCache:
+        """The cache of batch rows ``rows`` (in that order); ``memory=False`` keeps the memory entries as they
+        are (a beam reordered within its input, whose memory rows are all the same)."""
+        keys = [c.index_select(0, rows) for c in self.keys]
+        values = [c.index_select(0, rows) for c in self.values]
+        if not memory:
+            return DecodeCache(keys, values, self.mem_keys, self.mem_values, self.mem_mask)
+        mk = [c.index_select(0, rows) for c in self.mem_keys]
+        mv = [c.index_select(0, rows) for c in self.mem_values]
+        return DecodeCache(keys, values, mk, mv, self.mem_mask.index_select(0, rows))
+
+
+def _heads(x: Tensor, h: int) -> Tensor:
+    """(N, L, E) -> (N, h, L, E / h)."""
+    n, length, e = x.shape
+    return x.reshape(n, length, h, e // h).transpose(1, 2)
+
+
+def _merge(x: Tensor) -> Tensor:
+    """(N, h, L, d) -> (N, L, h * d)."""
+    n, h, length, d = x.shape
+    return x.transpose(1, 2).reshape(n, length, h * d)
 
 
 def _pad_bias(pad: Tensor, dtype: torch.dtype) -> Tensor:

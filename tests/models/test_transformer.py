@@ -140,3 +140,39 @@ def test_fast_train_path_drops_like_dropout_and_eval_is_unchanged() -> None:
     m.zero_grad()
     a.sum().backward()
     assert all(p.grad is not None and torch.isfinite(p.grad).all() for p in m.parameters() if p.requires_grad)
+
+
+def _copy_model(share: bool) -> tuple[Seq2SeqTransformer, torch.Tensor]:
+    """A tiny model trained for a moment to copy sources of 1-6 tokens, and 12 such sources (padded)."""
+    m = _model(share_embeddings=share, enc_layers=2, dec_layers=2, d_model=32, d_ff=64).train()
+    g = torch.Generator().manual_seed(3)
+    opt = torch.optim.Adam(m.parameters(), lr=3e-3)
+
+    def sources(n: int) -> torch.Tensor:
+        src = torch.randint(4, 12, (n, 6), generator=g)
+        lengths = torch.randint(1, 7, (n,), generator=g)
+        return src.masked_fill(torch.arange(6)[None] >= lengths[:, None], PAD_ID)
+
+    for _ in range(60):
+        src = sources(32)
+        tgt_out = torch.cat([src, torch.full((32, 1), PAD_ID)], 1)
+        tgt_out[torch.arange(32), src.ne(PAD_ID).sum(1)] = EOS_ID
+        tgt_in = torch.cat([torch.full((32, 1), 1), tgt_out[:, :-1]], 1).masked_fill(tgt_out.eq(PAD_ID), PAD_ID)
+        opt.zero_grad()
+        seq2seq_loss(m(src, tgt_in), tgt_out).backward()
+        opt.step()
+    return m.eval(), sources(12)
+
+
+@pytest.mark.parametrize("share", [True, False])
+def test_cached_decoding_drops_finished_rows_and_matches_full_recompute(share: bool) -> None:
+    """Rows end at different steps (a finished row leaves the cached batch): the same tokens, row for row,
+    as recomputing every prefix in full; beam search too."""
+    m, src = _copy_model(share)
+    cached, full = m.greedy(src, 15), m.greedy(src, 15, use_cache=False)
+    assert cached == full
+    assert len({len(ids) for ids in cached}) >= 3  # rows really ended at different steps
+    fast, slow = m.beam_search(src, 4, 12), m.beam_search(src, 4, 12, use_cache=False)
+    assert [[ids for ids, _ in h] for h in fast] == [[ids for ids, _ in h] for h in slow]
+    for hf, hs in zip(fast, slow, strict=True):
+        torch.testing.assert_close([s for _, s in hf], [s for _, s in hs], atol=1e-4, rtol=1e-5)
