@@ -122,7 +122,8 @@ def smiles_graphs(smiles: Sequence[str]) -> list[dict[str, torch.Tensor]]:
     n_bonds: list[int] = []
     for s in smiles:
         mol = shared_mol(s)
-        for a in mol.GetAtoms():
+        for g in range(mol.GetNumAtoms()):  # by index: RDKit's Python atom/bond iterators cost more than the reads
+            a = mol.GetAtomWithIdx(g)
             z.append(element_index(a.GetSymbol()))
             rows.append(
                 (
@@ -138,7 +139,7 @@ def smiles_graphs(smiles: Sequence[str]) -> list[dict[str, torch.Tensor]]:
         n_atoms.append(mol.GetNumAtoms())
         bonds += [
             (b.GetBeginAtomIdx(), b.GetEndAtomIdx(), _bond_index(b.GetBondType()), b.GetIsConjugated(), b.IsInRing())
-            for b in mol.GetBonds()
+            for b in map(mol.GetBondWithIdx, range(mol.GetNumBonds()))
         ]
         n_bonds.append(mol.GetNumBonds())
     n = len(rows)

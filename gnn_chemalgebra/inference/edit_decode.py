@@ -79,7 +79,13 @@ def _options(lp: torch.Tensor, k: int) -> list[list[tuple[int, float]]]:
     if lp.numel() == 0:
         return []
     v, idx = lp.topk(min(k, lp.size(-1)), dim=-1)
-    return [list(zip(i, x, strict=True)) for i, x in zip(idx.tolist(), v.tolist(), strict=True)]
+    classes, lps = idx.tolist(), v.tolist()
+    # the same lists of (class, log-prob) tuples; rows of two or three options unpacked directly (most rows)
+    if idx.size(-1) == 2:
+        return [[(c0, x0), (c1, x1)] for (c0, c1), (x0, x1) in zip(classes, lps, strict=True)]
+    if idx.size(-1) == 3:
+        return [[(c0, x0), (c1, x1), (c2, x2)] for (c0, c1, c2), (x0, x1, x2) in zip(classes, lps, strict=True)]
+    return [list(zip(i, x, strict=True)) for i, x in zip(classes, lps, strict=True)]
 
 
 def _factors(

@@ -7,6 +7,7 @@ import heapq
 import random
 
 import pytest
+import torch
 
 import gnn_chemalgebra.inference.edit_decode as ed
 
@@ -69,3 +70,17 @@ def test_components_equal_reference(seed: int) -> None:
     n = rng.randint(0, 60)
     edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(0, 2 * n))] if n else []
     assert ed._components(n, edges) == _reference_components(n, edges)
+
+
+@pytest.mark.parametrize("width", [1, 2, 3, 5, 13])
+def test_options_equal_the_generic_rows(width: int) -> None:
+    gen = torch.Generator().manual_seed(width)
+    lp = torch.log_softmax(torch.randn(40, width, generator=gen), -1)
+    lp[3] = lp[4]  # a repeated row
+    for k in (1, 2, 3, 4):
+        v, idx = lp.topk(min(k, width), dim=-1)
+        want = [list(zip(i, x, strict=True)) for i, x in zip(idx.tolist(), v.tolist(), strict=True)]
+        got = ed._options(lp, k)
+        assert got == want
+        assert all(type(c) is int and type(x) is float for row in got for c, x in row)
+    assert ed._options(lp[:0], 2) == []
