@@ -82,3 +82,30 @@ def test_cheap_dropout_module_and_mlp() -> None:
     assert isinstance(mlp(4, 8, 2, 0.1, cheap=True)[2], CheapDropout)
     assert type(mlp(4, 8, 2, 0.1)[2]) is torch.nn.Dropout
     assert list(mlp(4, 8, 2, 0.1, cheap=True).state_dict()) == list(mlp(4, 8, 2, 0.1).state_dict())
+
+
+def test_cheap_dropout_mask_equals_the_bool_comparison() -> None:
+    """The in-place int16 comparison gives the very mask (and values) of ``(bits >= cut - 32768).to(dtype)``."""
+    x = torch.randn(1001, 37, dtype=torch.float32)
+    for p in (0.1, 0.37):
+        torch.manual_seed(7)
+        fast = cheap_dropout(x, p)
+        torch.manual_seed(7)
+        cut = round(p * 65536)
+        bits = torch.empty((x.numel() + 3) // 4, dtype=torch.int64).random_(-(2**63), None)
+        bits = bits.view(torch.int16)[: x.numel()].view(x.shape)
+        ref = x * (bits >= cut - 32768).to(x.dtype).mul_(65536 / (65536 - cut))
+        assert torch.equal(fast, ref)
+
+
+def test_packed_forward_head_major_layout_with_odd_groups() -> None:
+    """Heads laid out head-major (batch index head * groups + group): same output as the padded encoder with
+    groups of one row, an empty first group and one much longer group (float64)."""
+    torch.manual_seed(3)
+    m = DenseSetAttention(24, 2, 3, dropout=0.0, fast_train=True).double().train()
+    sizes = [0, 1, 9, 1, 2, 0, 5]
+    group = torch.repeat_interleave(torch.arange(len(sizes)), torch.tensor(sizes))
+    h = torch.randn(group.numel(), 24, dtype=torch.double)
+    dense, mask = to_dense_batch(h, group, batch_size=len(sizes))
+    slow = m.enc(dense, src_key_padding_mask=~mask)[mask]
+    torch.testing.assert_close(m(h, group, len(sizes)), slow, rtol=1e-12, atol=1e-12)
