@@ -64,3 +64,18 @@ def test_model_outputs_on_the_collated_batch_are_pyg_s() -> None:
         want, got = model(ref), model(batch)
     for k in want:
         _assert_same(got[k], want[k], k)
+
+
+@pytest.mark.integration
+def test_pair_input_is_the_concatenation() -> None:
+    model = ed.load_predictor(ed.BUNDLED_CHECKPOINT).model
+    gen = torch.Generator().manual_seed(0)
+    g = torch.randn(30, model.cur_emb.embedding_dim, generator=gen)
+    for n in (0, 1, 7, 400):
+        i = torch.randint(0, 30, (n,), generator=gen)
+        j = torch.randint(0, 30, (n,), generator=gen)
+        cur = torch.randint(0, model.cur_emb.num_embeddings, (n,), generator=gen)
+        dist = torch.randint(0, model.dist_emb.num_embeddings, (n,), generator=gen)
+        with torch.no_grad():
+            want = torch.cat([g[i] + g[j], g[i] * g[j], model.cur_emb(cur) + model.dist_emb(dist)], -1)
+            _assert_same(model._pair_input(g, i, j, cur, dist), want, f"pair input ({n} pairs)")
