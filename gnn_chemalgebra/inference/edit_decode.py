@@ -427,11 +427,11 @@ class EditBeam:
         fixed = (
             _repair(self.factors, choice, self.cur_of, self.h_count, self.incident, assign=self.assign)
             if self.repair
-            else (choice, 0.0)
+            else (choice, 0.0, None)
         )
         out = None
         if fixed is not None:
-            choice, extra = fixed
+            choice, extra, assigned = fixed
             built = _state_labels(
                 self.factors,
                 choice,
@@ -441,6 +441,7 @@ class EditBeam:
                 self.p_prod,
                 self.h_count,
                 assign=self.assign,
+                assigned=assigned,
             )
             if built is not None:
                 labels, sel_lp, flip = built
@@ -562,15 +563,16 @@ def _repair(
     incident: dict[int, list[int]],
     rounds: int = 3,
     assign: _Assigner | None = None,
-) -> tuple[dict[int, int], float] | None:
+) -> tuple[dict[int, int], float, _Assigned] | None:
     """Valence repair (rexgen enforces valences too): while an atom would end with negative hydrogens, lower
-    the order of its existing bond whose lower-order option costs least. Returns ``(choice, log-prob change)``,
-    or ``None`` when no incident bond can give the valence back."""
+    the order of its existing bond whose lower-order option costs least. Returns ``(choice, log-prob change,
+    its assignment)`` (the assignment as :func:`_state_labels` reads it), or ``None`` when no incident bond
+    can give the valence back."""
     assign = assign or _Assigner(factors, cur_of)
     choice = dict(choice)
     extra = 0.0
     for _ in range(rounds + 1):
-        bonds, h_cls, _ = assign(choice)
+        bonds, h_cls, q_cls = assign(choice)
         dv = valence_change(EditLabels(n_atoms=[], bonds=bonds), cur_of)
         bad = None
         for g, d in dv.items():
@@ -579,7 +581,7 @@ def _repair(
                 bad = g
                 break
         if bad is None:
-            return choice, extra
+            return choice, extra, (bonds, h_cls, q_cls, dv)
         best: tuple[float, int, int] | None = None
         for k in incident.get(bad, []):
             f = factors[k]
@@ -595,6 +597,9 @@ def _repair(
     return None
 
 
+# a joint choice's changed bonds, H-residual and charge classes (:class:`_Assigner`) and valence changes
+_Assigned = tuple[list[tuple[int, int, int]], dict[int, int], dict[int, int], dict[int, float]]
+
 # h_delta_from_residual(h_class, 0.0) per residual class (class indices come from the model's N_H_CLASSES outputs)
 _DH_NO_BOND_EDIT: tuple[int | None, ...] = tuple(h_delta_from_residual(h, 0.0) for h in range(N_H_CLASSES))
 
@@ -608,38 +613,46 @@ def _state_labels(
     p_prod: list[float],
     h_count: Sequence[int],
     assign: _Assigner | None = None,
+    assigned: _Assigned | None = None,
 ) -> tuple[EditLabels, float, tuple[list[int], float, float] | None] | None:
     """Labels of one joint choice, the log-probability of its component selection, and the best flip
     ``(product atoms, vote - 0.5, score change)`` (``None`` when no other selection keeps a product).
 
     ``None`` when the choice is inconsistent before RDKit sees it (half an aromatic edit, or an atom left
     with fewer than zero hydrogens: a bond formed at an atom without H and nothing broken there), so that
-    such choices do not use up the decoder's tries."""
-    bonds, h_cls, q_cls = (assign or _Assigner(factors, cur_of))(choice)
+    such choices do not use up the decoder's tries. ``assigned``: the choice's assignment when the caller has
+    it (:func:`_repair`'s)."""
+    if assigned is None:
+        bonds, h_cls, q_cls = (assign or _Assigner(factors, cur_of))(choice)
+        dv = valence_change(EditLabels(n_atoms=[], bonds=bonds), cur_of)
+    else:
+        bonds, h_cls, q_cls, dv = assigned
     labels = EditLabels(n_atoms=list(n_atoms), bonds=bonds)
-    dv = valence_change(labels, cur_of)
+    h_delta, charge_delta, table = labels.h_delta, labels.charge_delta, _DH_NO_BOND_EDIT
     for g in range(n_react):
         d = dv.get(g)  # most atoms have no bond edit: their dH is the residual class's alone (a table look-up)
-        dh = _DH_NO_BOND_EDIT[h_cls[g]] if d is None else h_delta_from_residual(h_cls[g], d)
+        dh = table[h_cls[g]] if d is None else h_delta_from_residual(h_cls[g], d)
         if dh is None or h_count[g] + dh < 0:
             return None
         if dh:
-            labels.h_delta[g] = dh
+            h_delta[g] = dh
         if q_cls[g] != Q_ZERO:
-            labels.charge_delta[g] = q_cls[g] - Q_ZERO
+            charge_delta[g] = q_cls[g] - Q_ZERO
+    # the bonds after the edits (their order does not matter to the components)
     changed = {(i, j): c for i, j, c in bonds}
-    edges = [(i, j) for (i, j), c in cur_of.items() if changed.get((i, j), c) != NONE]
-    edges += [(i, j) for (i, j), c in changed.items() if (i, j) not in cur_of and c != NONE]
+    edges = [key for key, c in cur_of.items() if changed.get(key, c) != NONE]
+    edges += [key for key, c in changed.items() if key not in cur_of and c != NONE]
     comps = _components(n_react, edges)
     if not comps:
         return None
     eps = 1e-6
-    means = [min(max(sum(p_prod[a] for a in c) / len(c), eps), 1 - eps) for c in comps]
+    # the same sums in the same order as sum(p_prod[a] for a in c)
+    means = [min(max(sum(map(p_prod.__getitem__, c)) / len(c), eps), 1 - eps) for c in comps]
     sel = [m > 0.5 for m in means]
     if not any(sel):
         sel[max(range(len(comps)), key=means.__getitem__)] = True
     sel_lp = sum(math.log(m if s else 1 - m) for m, s in zip(means, sel, strict=True))
-    labels.product_atoms = sorted(a for c, s in zip(comps, sel, strict=True) if s for a in c)
+    labels.product_atoms = _atoms_of(comps, sel)
     flip = None
     order = sorted(range(len(comps)), key=lambda k: abs(means[k] - 0.5))
     for k in order:
@@ -648,9 +661,15 @@ def _state_labels(
         if any(alt):
             m = means[k]
             gain = math.log(1 - m if sel[k] else m) - math.log(m if sel[k] else 1 - m)
-            flip = (sorted(a for c, s in zip(comps, alt, strict=True) if s for a in c), m - 0.5, gain)
+            flip = (_atoms_of(comps, alt), m - 0.5, gain)
             break
     return labels, sel_lp, flip
+
+
+def _atoms_of(comps: list[list[int]], sel: list[bool]) -> list[int]:
+    """The atoms of the selected components, ascending (each component lists its atoms ascending)."""
+    chosen = [c for c, s in zip(comps, sel, strict=True) if s]
+    return list(chosen[0]) if len(chosen) == 1 else sorted(itertools.chain.from_iterable(chosen))
 
 
 class EditPredictor:
