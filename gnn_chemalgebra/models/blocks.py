@@ -67,8 +67,36 @@ def scatter(src: torch.Tensor, index: torch.Tensor, dim: int = 0, dim_size: int 
         out = src.new_zeros(size).scatter_add_(dim, idx, src)
         return out / count.view(shape).expand_as(out)
     if reduce in ("max", "min", "amax", "amin"):
+        if dim == 0 and src.requires_grad and torch.is_grad_enabled():
+            return _ScatterExtreme.apply(src, index, dim_size, f"a{reduce[-3:]}")
         return src.new_zeros(size).scatter_reduce_(dim, idx, src, reduce=f"a{reduce[-3:]}", include_self=False)
     raise ValueError(f"unknown reduce {reduce!r}")
+
+
+class _ScatterExtreme(torch.autograd.Function):
+    """Row-group max/min over dim 0 with a cheaper backward than ``scatter_reduce_``'s autograd formula.
+
+    Forward: the very ``scatter_reduce_`` call of :func:`scatter` (same values). Backward: each group's gradient
+    split evenly over the rows that attain its extreme (ties share it), exactly as torch's formula splits it;
+    that formula also works out a gradient for the zero-filled ``self`` and goes through ``scatter``/``gather``
+    with expanded indices (~3x the time on the GNN's poolings). Only where a gradient is wanted; no-grad calls
+    (prediction, validation) take the plain path."""
+
+    @staticmethod
+    def forward(ctx: object, src: torch.Tensor, index: torch.Tensor, dim_size: int, reduce: str) -> torch.Tensor:
+        idx = index.view((-1,) + (1,) * (src.dim() - 1)).expand_as(src)
+        out = src.new_zeros((dim_size,) + src.shape[1:]).scatter_reduce_(0, idx, src, reduce=reduce, include_self=False)
+        ctx.save_for_backward(src, index, out)
+        return out
+
+    @staticmethod
+    def backward(ctx: object, grad: torch.Tensor) -> tuple[torch.Tensor, None, None, None]:
+        src, index, out = ctx.saved_tensors
+        hit = (src == out.index_select(0, index)).to(src.dtype)  # rows that attain their group's extreme
+        # torch's formula also counts the zero-filled ``self`` as a tie where the extreme is 0 (its share of the
+        # gradient is dropped); kept, so gradients are bit-identical to the plain path's
+        ties = (out == 0).to(out.dtype).index_add_(0, index, hit)
+        return hit.mul_((grad / ties).index_select(0, index)), None, None, None
 
 
 class GINE(nn.Module):
