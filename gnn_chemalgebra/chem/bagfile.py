@@ -148,6 +148,7 @@ def read_bag_file(
 # --------------------------------------------------------------------------- ``gnnca predict`` input lines
 INPUT_REPRS: tuple[str, ...] = ("auto", *REPRS)
 _ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
+_SPACE = re.compile(r"\s")  # what str.isspace() calls whitespace, any character
 
 
 class ReactionInput(NamedTuple):
@@ -188,7 +189,7 @@ def _bag_terms(text: str) -> tuple[list[Term], bool]:
     body = text.strip()
     if body == "":
         raise InputError("empty line: nothing to predict from")
-    if any(c.isspace() for c in body):
+    if _SPACE.search(body):
         raise InputError("whitespace inside the input line", term=body)
     if not _ARROW.search(body):
         return parse_bag(body, default_coef=1), False

@@ -169,3 +169,30 @@ def test_unknown_repr() -> None:
 )
 def test_detect_repr(mols: list[str], repr: str) -> None:
     assert detect_repr(mols) == repr
+
+
+@pytest.mark.parametrize("space", [" ", "\t", "\n", "\x0b", "\x1c", "\x85", "\xa0", "\u2003", "\u3000"])
+def test_every_unicode_whitespace_is_refused(space: str) -> None:
+    from gnn_chemalgebra.chem.bagfile import read_line
+    from gnn_chemalgebra.chem.smiles import mol_from_smiles
+
+    assert space.isspace()
+    with pytest.raises(InputError, match="whitespace"):
+        parse_term("{1}C" + space + "O")
+    with pytest.raises(InputError, match="whitespace"):
+        read_line("{1}CC" + space + "O.{1}O")
+    with pytest.raises(ChemistryError, match="whitespace"):
+        parse_formula("C2" + space + "H6")
+    with pytest.raises(ChemistryError, match="whitespace"):
+        mol_from_smiles("C" + space + "C")
+
+
+def test_non_space_format_characters_are_not_called_whitespace() -> None:
+    from gnn_chemalgebra.chem.smiles import mol_from_smiles
+
+    for ch in ("\u200b", "\u2060", "\ufeff"):  # zero-width and format characters: str.isspace() is False
+        assert not ch.isspace()
+        assert parse_term("{1}C" + ch + "O").mol == "C" + ch + "O"
+        with pytest.raises(ChemistryError) as err:
+            mol_from_smiles("C" + ch + "O")
+        assert "whitespace" not in str(err.value)
