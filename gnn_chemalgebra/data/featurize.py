@@ -31,7 +31,7 @@ from ..chem.composition import CHARGE_KEY
 from ..chem.formula import ELEMENTS
 from ..chem.molecule import composition
 from ..chem.smiles import shared_mol
-from ..errors import ChemistryError
+from ..errors import ChemAlgebraError, ChemistryError
 
 if TYPE_CHECKING:
     from .bagdata import BagData
@@ -74,6 +74,21 @@ def comp_vector(comp: dict[str, int]) -> torch.Tensor:
     for k, n in comp.items():
         v[element_index(k)] += float(n)
     return v
+
+
+def comp_vectors(comps: Sequence[Mapping[str, int]]) -> list[torch.Tensor]:
+    """:func:`comp_vector` of each composition, as the rows of one tensor filled at once (integer counts: the
+    same float32 sums whatever the order)."""
+    owner, cols, counts = [], [], []
+    for r, comp in enumerate(comps):
+        for k, n in comp.items():
+            owner.append(r)
+            cols.append(element_index(k))
+            counts.append(float(n))
+    rows = torch.zeros(len(comps), COMP_DIM)
+    if counts:
+        rows.index_put_((torch.tensor(owner), torch.tensor(cols)), torch.tensor(counts), accumulate=True)
+    return list(rows.unbind(0))
 
 
 _HYB_INDEX: dict[Any, int] = {}
@@ -386,9 +401,19 @@ class Featurizer:
         new = [m for m in dict.fromkeys(mols) if m not in self._cache]
         if self.repr == "formula" and new:
             self._cache.update(zip(new, formula_features(new), strict=True))
+        elif self.repr == "smiles" and new:
+            warm_smiles_graphs(new)
+            try:
+                comps = [composition(m, "smiles") for m in new]
+                graphs = [shared_smiles_graph(m) for m in new]
+            except ChemAlgebraError:  # one molecule by one: the same molecule raises as before
+                comps = graphs = []
+            if not graphs:
+                for m in new:
+                    self.molecule(m)
+            for m, g, row in zip(new, graphs, comp_vectors(comps), strict=True):
+                self._cache[m] = (g, row)
         else:
-            if self.repr == "smiles":
-                warm_smiles_graphs(new)
             for m in new:
                 self.molecule(m)
 

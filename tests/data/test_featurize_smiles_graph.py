@@ -160,3 +160,22 @@ def test_graph_cache_bond_classes_and_errors() -> None:
 
     with pytest.raises(EditLabelError):
         cache.get("C1CC")
+
+
+def test_smiles_featurizer_caches_graphs_and_composition_rows_as_one_by_one() -> None:
+    from gnn_chemalgebra.chem.molecule import composition
+    from gnn_chemalgebra.data.featurize import Featurizer, comp_vector, comp_vectors
+
+    comps = [composition(s, "smiles") for s in SMILES]
+    for row, comp in zip(comp_vectors(comps), comps, strict=True):
+        assert row.dtype == torch.float32 and torch.equal(row, comp_vector(comp))
+    assert comp_vectors([]) == []
+    batch, single = Featurizer("smiles"), Featurizer("smiles")
+    batch.cache_molecules([*SMILES, SMILES[0]])
+    for smiles in SMILES:
+        g, row = batch.molecule(smiles)
+        g1, row1 = single.molecule(smiles)
+        _assert_same(g, g1)
+        assert torch.equal(row, row1)
+    with pytest.raises(ChemistryError):
+        Featurizer("smiles").cache_molecules(["CCO", "C foo"])
