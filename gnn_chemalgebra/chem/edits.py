@@ -466,6 +466,12 @@ class ReactantGraph:
             a.SetNoImplicit(True)
             a.SetNumRadicalElectrons(0)
         self.template = rw
+        # the only bonds an edited copy can carry E/Z stereo or a direction on (edits add none; see _perceive_stereo)
+        self.stereo_pairs = tuple(
+            (b.GetBeginAtomIdx(), b.GetEndAtomIdx())
+            for b in map(rw.GetBondWithIdx, range(rw.GetNumBonds()))
+            if b.GetStereo() in (_STEREO_E, _STEREO_Z) or b.GetBondDir() != _DIR_NONE
+        )
 
 
 @functools.lru_cache(maxsize=1024)  # a reaction's candidates ask within its own search: a short memory suffices
@@ -557,15 +563,24 @@ def _apply_stereo(mol: Chem.RWMol, labels: EditLabels, touched: set[int], *, use
             b.SetStereo(Chem.BondStereo.STEREOCIS if p > 0 else Chem.BondStereo.STEREOTRANS)
 
 
-def _perceive_stereo(mol: Chem.Mol) -> None:
+def _perceive_stereo(mol: Chem.Mol, pairs: Sequence[tuple[int, int]] | None = None) -> None:
     """Make RDKit write the edited double-bond stereo.
 
     The legacy perception (RDKit's default) reads double-bond stereo from the single-bond directions that
     the reactant SMILES left behind, which the edits invalidate: turn every E/Z into CIS/TRANS (valid for
     the stereo atoms, which are CIP-ranked), drop all directions, regenerate them, then perceive.
-    """
-    for k in range(mol.GetNumBonds()):  # by index: RDKit's Python bond iterator costs more than the work
-        b = mol.GetBondWithIdx(k)
+
+    ``pairs``: the bonds (atom pairs) that can carry E/Z or a direction, :attr:`ReactantGraph.stereo_pairs`
+    for a graph edited by :func:`_edited_mol` (its new bonds have neither, it only sets CIS/TRANS/none, and
+    sanitisation sets neither); the other bonds are left as they are, which the scan of every bond would
+    do too. ``None``: every bond."""
+    if pairs is None:  # by index: RDKit's Python bond iterator costs more than the work
+        bonds = map(mol.GetBondWithIdx, range(mol.GetNumBonds()))
+    else:
+        bonds = (mol.GetBondBetweenAtoms(i, j) for i, j in pairs)
+    for b in bonds:
+        if b is None:  # removed by the edits
+            continue
         st = b.GetStereo()
         if st == _STEREO_E:
             b.SetStereo(Chem.BondStereo.STEREOTRANS)
@@ -589,12 +604,13 @@ def _recanonical(smiles: str) -> str | None:
     return None if mol is None else Chem.MolToSmiles(mol)
 
 
-def _sanitised(rw: Chem.RWMol) -> tuple[Chem.Mol | None, str]:
-    """The sanitised copy of an edited graph with its double-bond stereo perceived, or ``(None, reason)``."""
+def _sanitised(rw: Chem.RWMol, stereo_pairs: Sequence[tuple[int, int]] | None = None) -> tuple[Chem.Mol | None, str]:
+    """The sanitised copy of an edited graph with its double-bond stereo perceived, or ``(None, reason)``
+    (``stereo_pairs``: see :func:`_perceive_stereo`)."""
     mol = rw.GetMol()
     try:
         Chem.SanitizeMol(mol)
-        _perceive_stereo(mol)
+        _perceive_stereo(mol, stereo_pairs)
     except Exception as exc:
         return None, str(exc).splitlines()[0] if str(exc) else type(exc).__name__
     return mol, ""
@@ -633,9 +649,10 @@ def apply_edits_components(
     (``sanitisation_failure``); a failing by-product is returned as written. ``stereo=False`` ignores the
     stereo labels (to measure what they contribute).
     """
-    rw = _edited_mol(reactants, labels, stereo=stereo)
+    graph = reactants if isinstance(reactants, ReactantGraph) else reactant_graph(reactants)
+    rw = _edited_mol(graph, labels, stereo=stereo)
     product = set(labels.product_atoms)
-    mol, reason = _sanitised(rw)
+    mol, reason = _sanitised(rw, graph.stereo_pairs)
     if mol is None:
         return _fallback_components(rw, product, reason)
     out = []
@@ -680,8 +697,9 @@ def edited_products(
     else:
         keep = {i for b in labels.bonds for i in b[:2]} | labels.h_delta.keys() | labels.charge_delta.keys()
     probe = replace(labels, product_atoms=sorted(keep))
-    rw = _edited_mol(reactants, probe, stereo=stereo)
-    mol, reason = _sanitised(rw)
+    graph = reactants if isinstance(reactants, ReactantGraph) else reactant_graph(reactants)
+    rw = _edited_mol(graph, probe, stereo=stereo)
+    mol, reason = _sanitised(rw, graph.stereo_pairs)
     if mol is None:
         return sorted(s for s, is_product in _fallback_components(rw, keep, reason) if is_product)
     parts = [atoms for atoms in _components(mol) if keep.intersection(atoms)]

@@ -229,3 +229,67 @@ def test_leftover_from_a_composition_equals_the_one_from_products() -> None:
         assert leftover_for_composition(list(reversed(reactants)), comp) == leftover_from_composition(
             reactants, list(reversed(products))
         )
+
+
+STEREO_REACTIONS = [
+    ["C/C=C/C(=O)O", "OCC"],
+    ["F/C=C\\Cl", "C/C=C\\C=C\\CBr"],
+    ["CC/C=C/C=C/C(=O)OC", "[Na+]", "[OH-]"],
+    ["O=C(O)/C=C/c1ccccc1", "N[C@@H](C)C(=O)O"],
+]
+
+
+def _stereo_cases(rng: random.Random) -> list[tuple[list[str], EditLabels]]:
+    """Random edits on reactants with double-bond stereo: bonds broken, formed or changed next to it."""
+    out = []
+    for reactants in STEREO_REACTIONS:
+        graph = reactant_graph(reactants)
+        n = sum(graph.n_atoms)
+        mol = graph.template
+        existing = [(b.GetBeginAtomIdx(), b.GetEndAtomIdx()) for b in mol.GetBonds()]
+        for _ in range(40):
+            bonds = {}
+            for i, j in rng.sample(existing, min(len(existing), rng.randint(0, 2))):
+                bonds[(min(i, j), max(i, j))] = rng.choice((NONE, SINGLE, 2))
+            for _ in range(rng.randint(0, 2)):
+                i, j = sorted(rng.sample(range(n), 2))
+                bonds.setdefault((i, j), SINGLE)
+            labels = EditLabels(n_atoms=list(graph.n_atoms), bonds=sorted((i, j, c) for (i, j), c in bonds.items()))
+            labels.product_atoms = sorted(rng.sample(range(n), max(1, n // 2)))
+            if rng.random() < 0.5:
+                labels.bond_stereo = {p: rng.choice((-1, 1)) for p in rng.sample(existing, 1)}
+            out.append((reactants, labels))
+    return out
+
+
+def _bond_states(mol: Chem.Mol) -> list[tuple]:
+    return sorted(
+        (b.GetBeginAtomIdx(), b.GetEndAtomIdx(), str(b.GetStereo()), str(b.GetBondDir()), tuple(b.GetStereoAtoms()))
+        for b in mol.GetBonds()
+    )
+
+
+def test_stereo_perception_on_the_template_s_stereo_bonds_equals_the_full_scan(
+    cases: list[tuple[list[str], EditLabels]],
+) -> None:
+    from gnn_chemalgebra.chem.edits import _sanitised
+
+    stereo = _stereo_cases(random.Random(1))
+    assert any(reactant_graph(r).stereo_pairs for r, _ in stereo)
+    checked = 0
+    for reactants, labels in [*cases, *stereo]:
+        graph = reactant_graph(reactants)
+        try:
+            rw = _edited_mol(graph, labels)
+        except EditLabelError:
+            continue
+        full, why_full = _sanitised(Chem.RWMol(rw))
+        fast, why_fast = _sanitised(Chem.RWMol(rw), graph.stereo_pairs)
+        assert why_full == why_fast
+        if full is None:
+            assert fast is None
+            continue
+        checked += 1
+        assert _bond_states(fast) == _bond_states(full)
+        assert Chem.MolToSmiles(fast) == Chem.MolToSmiles(full)
+    assert checked > 200
