@@ -22,7 +22,7 @@ RECORDS = [json.loads(line) for line in (Path(__file__).parents[1] / "edit_recor
 FOUR = [r for r in RECORDS if r["id"] in (9, 22, 38, 55)]
 
 
-def _cfg(run_dir: Path, **train: object) -> dict:
+def _base_cfg(run_dir: Path, **train: object) -> dict:
     return {
         "run_dir": str(run_dir),
         "model": {"hidden": 32, "layers": 2, "attn_layers": 1, "heads": 2, "dropout": 0.0},
@@ -34,7 +34,7 @@ def _cfg(run_dir: Path, **train: object) -> dict:
 def overfit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     run = tmp_path_factory.mktemp("edits_overfit")
     exs = [record_example(r) for r in FOUR]
-    summary = train_edits(_cfg(run, target=1.0), examples={"train": exs, "valid": exs})
+    summary = train_edits(_base_cfg(run, target=1.0), examples={"train": exs, "valid": exs})
     return run, summary
 
 
@@ -62,9 +62,17 @@ def test_checkpoint_weights_only_round_trip(overfit: tuple[Path, dict]) -> None:
         assert torch.equal(v, ck["model"][k])
 
 
-def test_resume_is_bit_exact(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fast", [False, True])
+def test_resume_is_bit_exact(tmp_path: Path, fast: bool) -> None:
+    """``fast``: train.fast_train with dropout 0.1, so its dropout masks and the fused AdamW resume exactly too."""
     exs = [record_example(r) for r in FOUR[:2]]
     data = {"train": exs, "valid": exs}
+
+    def _cfg(run_dir: Path, **train: object) -> dict:
+        cfg = _base_cfg(run_dir, **train, **({"fast_train": True} if fast else {}))
+        cfg["model"]["dropout"] = 0.1 if fast else 0.0
+        return cfg
+
     full = train_edits(_cfg(tmp_path / "full", epochs=4), examples=data)
     # the same run stopped after two epochs (budget), marked unfinished as a killed run would be, then resumed
     part = train_edits(_cfg(tmp_path / "part", epochs=4, max_steps=2), examples=data)
