@@ -108,6 +108,7 @@ def test_bag_gnn_decodes_smiles_lines_with_the_edit_model(overfit: tuple[Path, d
     from gnn_chemalgebra.inference.predictor import Predictor
 
     run, _ = overfit
+    torch.manual_seed(0)  # the untrained GNN's weights: the same whatever ran before in this process
     pred = Predictor.build({"hidden": 16, "layers": 1, "set_layers": 1}, Featurizer("smiles"), ExtraVocab([]), 1)
     pred.edit = EditPredictor.from_checkpoint(run / "best.pt")
     exs, tgts = [], []
