@@ -226,9 +226,14 @@ def _train_overrides(built: Path, run_dir: Path, lines: int, steps: int, val_lim
     return [a for s in sets for a in ("--set", s)]
 
 
-def gnn_train_cmd(tree: Tree, built: Path, run_dir: Path, lines: int, steps: int) -> list[str]:
+def gnn_train_cmd(
+    tree: Tree, built: Path, run_dir: Path, lines: int, steps: int, config: str = "configs/gnn_cpu.yaml"
+) -> list[str]:
     over = ["--set", "data.variant=ChemAlgebra_F_T1_x1", *_train_overrides(built, run_dir, lines, steps, 100)]
-    return [*tree.gnnca(), "train", "--config", "configs/gnn_cpu.yaml", *over]
+    return [*tree.gnnca(), "train", "--config", config, *over]
+
+
+FAST_GNN_CONFIG = "configs/gnn_fast.yaml"  # batch 128: half the steps of the batch-64 row see the same reactions
 
 
 def edit_train_cmd(tree: Tree, built: Path, run_dir: Path, lines: int, steps: int) -> list[str]:
@@ -300,6 +305,17 @@ def measure_gnn_train(tree: Tree, inp: Inputs, lines: int, steps: int) -> dict[s
     return _measure_train(tree, gnn_train_cmd, inp, lines, steps, "gnn-train")
 
 
+def measure_gnn_fast_train(tree: Tree, inp: Inputs, lines: int, steps: int) -> dict[str, Any] | None:
+    """The batch-128 preset on the same reactions (None for a tree without it, e.g. the baseline)."""
+    if not (tree.root / FAST_GNN_CONFIG).exists():
+        return None
+
+    def cmd(t: Tree, built: Path, run_dir: Path, n: int, k: int) -> list[str]:
+        return gnn_train_cmd(t, built, run_dir, n, k, FAST_GNN_CONFIG)
+
+    return _measure_train(tree, cmd, inp, lines, max(1, steps // 2), "gnn-fast-train")
+
+
 def measure_edit_train(tree: Tree, inp: Inputs, lines: int, steps: int) -> dict[str, Any]:
     return _measure_train(tree, edit_train_cmd, inp, lines, steps, "edit-train")
 
@@ -340,6 +356,7 @@ ROWS: tuple[tuple[str, str, str, str], ...] = (
         "featurize_rxn_s",
         "rxn/s",
     ),
+    ("gnn_fast", "GNN training, F_T1_x1, 1 thread, configs/gnn_fast.yaml (batch 128; steps)", "rxn_s", "rxn/s"),
     ("edit_train", "edit-model training, 1 thread (steps)", "rxn_s", "rxn/s"),
     ("edit_train", "edit-model training set-up before the first step (same)", "featurize_rxn_s", "rxn/s"),
     ("builder", "builder vs plain loop (speed-up)", "speedup", "x"),
@@ -352,6 +369,7 @@ TARGET_OF = {
     ("smiles", "rxn_s"): ">= 100",
     ("smiles", "rxn_s_cpu"): ">= 100",
     ("gnn_train", "rxn_s"): ">= 1,500",
+    ("gnn_fast", "rxn_s"): ">= 1,500",
     ("edit_train", "rxn_s"): ">= 500",
     ("builder", "speedup"): ">= 3x",
 }
@@ -446,7 +464,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--built", default="built/full", help="A folder written by 'gnnca data build'.")
     ap.add_argument("--baseline", default="", help="Also measure this git revision (a temporary worktree).")
     ap.add_argument("--rev", default="", help="Measure this revision instead of the working tree.")
-    ap.add_argument("--only", default="", help="Comma list of: startup,formula,workers,smiles,gnn,edit,builder.")
+    ap.add_argument(
+        "--only", default="", help="Comma list of: startup,formula,workers,smiles,gnn,gnn_fast,edit,builder."
+    )
     ap.add_argument("--repeats", type=int, default=3, help="Interleaved repeats per measurement (medians).")
     ap.add_argument("--formula-lines", type=int, default=2000)
     ap.add_argument("--smiles-lines", type=int, default=200)
@@ -490,6 +510,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             plan.append(("smiles", lambda t: measure_smiles(t, inp)))
         if want("gnn"):
             plan.append(("gnn_train", lambda t: measure_gnn_train(t, inp, args.train_lines, args.train_steps)))
+        if want("gnn_fast"):
+            plan.append(("gnn_fast", lambda t: measure_gnn_fast_train(t, inp, args.train_lines, args.train_steps)))
         if want("edit"):
             plan.append(("edit_train", lambda t: measure_edit_train(t, inp, args.edit_lines, args.edit_steps)))
         if want("builder"):
