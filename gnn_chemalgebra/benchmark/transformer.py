@@ -37,7 +37,7 @@ class TransformerOptions:
     limit_test: int = 0  # formula test sets: first N lines (0 = all)
     limit_test_smiles: int = 2000  # SMILES test sets: first N lines (the GNN's rows)
     beam: int = 1
-    max_len: int = 200
+    max_len: int = 0  # decoding length limit in tokens (0 = the config's decode.max_len)
     threads: int = 1
     tokenizer: str = ""  # coefficient level, model.tokenizer: paper or digit ("" = the config's)
     batch_size: int = 0  # reactions per optimiser step (0 = the config's); the pipeline passes the GNN's
@@ -119,6 +119,7 @@ def train_run(
         "batch_size": _get(cfg, "train", "batch_size"),
         "tokenizer": done.get("tokenizer") or tokenizer_name(data if isinstance(data, dict) else vars(data), level),
         "train_s": round(float(done.get("wall_s") or done.get("train_seconds") or 0.0), 1),
+        "max_len": opts.max_len or int(_get(cfg, "decode", "max_len") or 200),
     }
     keep = ("step", "epoch", "stop_reason", "params", "train_examples", "train_reactions_per_s", "train_tokens_per_s",
             "train_seconds", "best_value", "best_eval", "last_eval", "device")  # fmt: skip
@@ -147,7 +148,7 @@ def score_run(
             atomic_write_lines(src_p, src)
         t0 = time.perf_counter()
         beam_file = run_dir / f"pred-{setting}.beam{opts.beam}.txt"
-        info = write_predictions(lm, src_p, beam_file, beam=opts.beam, max_len=opts.max_len, progress=False)
+        info = write_predictions(lm, src_p, beam_file, beam=opts.beam, max_len=facts["max_len"], progress=False)
         top1, n_bad = well_formed(read_lines(info["top1_file"]), repr_)
         scores = evaluate_lines(top1, tgt, repr_, "paper", src_lines=src)  # type: ignore[arg-type]
         beam_lines, _ = well_formed(read_lines(info["beam_file"]), repr_)
