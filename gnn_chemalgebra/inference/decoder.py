@@ -462,8 +462,10 @@ class Decoder:
                 self.settings.edit_role_sets if weigh else 1
             ):
                 break
-        if not decs:
-            decs.append(Hypothesis(float("-inf"), self.no_reaction(ex, "no product graph from the edit model")))
+        if not decs:  # the written line is then the source copied (a fallback), saying which part found nothing
+            nothing = "no role hypothesis in the beam consumes a molecule"
+            why = "no product graph from the edit model" if seen else nothing
+            decs.append(Hypothesis(float("-inf"), self.no_reaction(ex, why)))
         order = sorted(range(len(decs)), key=lambda i: (not self.acceptable(decs[i][1]), -decs[i][0]))
         return [decs[i] for i in order][: max(beam, 1)]
 

@@ -37,7 +37,11 @@ def _argmax(row: list[float]) -> int:
 def build_record(
     ex: BagExample, lo: LineOutputs, res: DecodeResult, vocab: ExtraVocab, naive: bool = False
 ) -> dict[str, Any]:
-    """The JSON record of one example: prediction, per-molecule roles of the chosen hypothesis, extent, beam."""
+    """The JSON record of one example: prediction, per-molecule roles of the chosen hypothesis, extent, beam.
+
+    ``balanced``: the line written balances (a fallback writes the source back, which balances trivially);
+    ``not_covered``: empty unless ``fallback``, then why no hypothesis was written. A beam entry's ``logp`` is
+    ``None`` for the no-reaction entry that has no network score, so the record is strict JSON."""
     chosen = res.chosen.decoded
     used, vocab_mode = res.chosen.extras, res.mode == "vocab"
     terms = _naive_terms(ex, lo, chosen.new_products) if naive else chosen.terms
@@ -85,7 +89,7 @@ def build_record(
         "beam": [
             {
                 "prediction": prediction if h.decoded.terms is terms else format_bag(h.decoded.terms),
-                "logp": round(h.score, 4),
+                "logp": round(h.score, 4) if math.isfinite(h.score) else None,
                 "main_product": h.decoded.main_product,
             }
             for h in res.beam

@@ -98,17 +98,22 @@ def _gold_assign(ex, reactants: list[str]) -> tuple[int, ...]:
     return tuple(ROLE_NU.index(-n[m]) for m in ex.mols)
 
 
-def test_bag_gnn_decodes_smiles_lines_with_the_edit_model(overfit: tuple[Path, dict]) -> None:
+@pytest.mark.parametrize("seed", range(8))
+def test_bag_gnn_decodes_smiles_lines_with_the_edit_model(overfit: tuple[Path, dict], seed: int) -> None:
     """With gold roles, the GNN predictor + edit model + algebra reproduce the Type-1 target line exactly; with
-    its own (untrained) role head every line it marks balanced really balances."""
+    its own (untrained) role head every line it marks balanced really balances, and ``not_covered`` is empty
+    exactly when the line is not a fallback (a fallback writes the source back, which balances trivially, and
+    says why; seed 6 gives one whose role beam consumes nothing)."""
+    from gnn_chemalgebra.algebra.roles import ROLE_NU
     from gnn_chemalgebra.chem.bag import Term, format_bag
+    from gnn_chemalgebra.chem.molecule import bag_composition
     from gnn_chemalgebra.data.dataset import ExtraVocab, example_from_terms
     from gnn_chemalgebra.data.featurize import Featurizer
     from gnn_chemalgebra.evaluation.metrics import evaluate_lines
     from gnn_chemalgebra.inference.predictor import Predictor
 
     run, _ = overfit
-    torch.manual_seed(0)  # the untrained GNN's weights: the same whatever ran before in this process
+    torch.manual_seed(seed)  # the untrained GNN's weights: the same whatever ran before in this process
     pred = Predictor.build({"hidden": 16, "layers": 1, "set_layers": 1}, Featurizer("smiles"), ExtraVocab([]), 1)
     pred.edit = EditPredictor.from_checkpoint(run / "best.pt")
     exs, tgts = [], []
@@ -120,8 +125,16 @@ def test_bag_gnn_decodes_smiles_lines_with_the_edit_model(overfit: tuple[Path, d
         assert decs[0][1].main_product in gold_products(r)
         exs.append(ex)
         tgts.append(tgt)
-    for rec in pred.predict(exs, beam=2):
+    zero = ROLE_NU.index(0)  # every molecule a reagent: nothing for the edit model to react
+    (h,) = pred._decode_with_edits(exs[0], [(0.0, (zero,) * len(exs[0].mols))], 1, None)
+    assert h.roles is None and h.decoded.uncovered == ["no role hypothesis in the beam consumes a molecule"]
+    for ex, rec in zip(exs, pred.predict(exs, beam=2), strict=True):
         assert rec["beam"] and len(rec["beam"]) <= 2
+        src = format_bag(ex.terms)
         if rec["balanced"]:
-            assert not rec["not_covered"]
+            assert bag_composition(rec["prediction"], "smiles") == bag_composition(src, "smiles")
+        assert bool(rec["not_covered"]) == rec["fallback"], rec
+        if rec["fallback"]:
+            assert rec["prediction"] == src and rec["confidence"] is None
+        json.dumps(rec, allow_nan=False)  # strict JSON, as `gnnca predict --json` writes it
     assert pred.edit_cache  # the batched pass filled the cache, decode_one reused it
