@@ -23,6 +23,7 @@ measures any revision.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import platform
@@ -309,10 +310,7 @@ def measure_gnn_fast_train(tree: Tree, inp: Inputs, lines: int, steps: int) -> d
     """The batch-128 preset on the same reactions (None for a tree without it, e.g. the baseline)."""
     if not (tree.root / FAST_GNN_CONFIG).exists():
         return None
-
-    def cmd(t: Tree, built: Path, run_dir: Path, n: int, k: int) -> list[str]:
-        return gnn_train_cmd(t, built, run_dir, n, k, FAST_GNN_CONFIG)
-
+    cmd = functools.partial(gnn_train_cmd, config=FAST_GNN_CONFIG)
     return _measure_train(tree, cmd, inp, lines, max(1, steps // 2), "gnn-fast-train")
 
 

@@ -407,12 +407,11 @@ class Featurizer:
                 comps = [composition(m, "smiles") for m in new]
                 graphs = [shared_smiles_graph(m) for m in new]
             except ChemAlgebraError:  # one molecule by one: the same molecule raises as before
-                comps = graphs = []
-            if not graphs:
                 for m in new:
                     self.molecule(m)
-            for m, g, row in zip(new, graphs, comp_vectors(comps), strict=True):
-                self._cache[m] = (g, row)
+            else:
+                for m, g, row in zip(new, graphs, comp_vectors(comps), strict=True):
+                    self._cache[m] = (g, row)
         else:
             for m in new:
                 self.molecule(m)
