@@ -45,11 +45,12 @@ def test_two_gloo_ranks_match_one_process(tmp_path: Path) -> None:
     single = tmp_path / "single"
     subprocess.run([sys.executable, "-m", "gnn_chemalgebra.cli", *_args(toy, single, 16)], check=True, env=env,
                    capture_output=True, timeout=300)  # fmt: skip
-    ddp = tmp_path / "ddp"
-    # Static rendezvous on 127.0.0.1 and a free port (no hostname lookup); one retry on a fresh port, because a
-    # heavily shared CI machine can starve a rank past the timeout.
+    # Static rendezvous on 127.0.0.1 and a free port (no hostname lookup); one retry on a fresh port and a fresh
+    # run folder, because a heavily shared CI machine can starve a rank past the timeout (a timed-out attempt's
+    # orphaned rank may still be writing its own folder).
     res = None
-    for _attempt in range(2):
+    for attempt in range(2):
+        ddp = tmp_path / f"ddp{attempt}"
         cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=2",
                "--master_addr=127.0.0.1", f"--master_port={_free_port()}",
                "-m", "gnn_chemalgebra.cli", *_args(toy, ddp, 8)]  # fmt: skip
