@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from gnn_chemalgebra.benchmark.transformer import TransformerOptions
+from gnn_chemalgebra.checkpoint import load_checkpoint, save_checkpoint
 from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.data.dataset import write_toy_variant
 from gnn_chemalgebra.errors import InputError
@@ -48,3 +49,28 @@ def test_digit_stage_trains_and_scores_full_formula_test_sets(tmp_path: Path) ->
         assert r["train_s"] > 0 and r["command"].startswith("gnnca bench run") and "tokenizer digit" in r["command"]
     ck = tmp_path / "runs" / "transformer_digit_F_T1_x1_standard" / "last.pt"
     assert ck.exists()
+
+
+@pytest.mark.integration
+def test_a_run_trained_outside_the_bench_keeps_its_training_time(tmp_path: Path) -> None:
+    """The plateau run is trained by ``gnnca train`` and linked in as a cell's folder: no DONE marker, so its
+    record must take the run's own training seconds, not the instant it took the bench to see it finished."""
+    write_toy_variant(tmp_path / "built", "ChemAlgebra_F_T1_x1", SPLITS)
+    args = [
+        "bench", "run", "--built", str(tmp_path / "built"), "--out", str(tmp_path / "results"),
+        "--stages", "transformer", "--tasks", "std", "--tf-runs", str(tmp_path / "runs"),
+        "--config", "configs/gnn_tiny.yaml", "--tf-config", "configs/transformer_tiny.yaml", "--tf-steps", "3",
+    ]  # fmt: skip
+    assert CliRunner().invoke(app, args).exit_code == 0
+    run = tmp_path / "runs" / "transformer_F_T1_x1_standard"
+    (run / "DONE").unlink()
+    ck = load_checkpoint(run / "last.pt")
+    ck["meta"]["engine"]["train_seconds"] = 5000.0  # as if trained for hours elsewhere
+    save_checkpoint(run / "last.pt", ck)
+    (tmp_path / "results" / "transformer.json").unlink()
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "(resume)" in res.output
+    recs = json.loads((tmp_path / "results" / "transformer.json").read_text())
+    assert recs and all(r["steps"] == 3 for r in recs)
+    assert all(r["train_s"] >= 5000.0 for r in recs)
