@@ -315,18 +315,40 @@ def load_records(path: str | Path, limit: int | None = None) -> list[dict[str, A
     return out
 
 
+LOCAL_SOURCE = "local"
+
+
+def record_source(record: dict[str, Any]) -> str:
+    """Where a record comes from: ``local`` (a USPTO-MIT reaction of the benchmark's own USPTO-BAL) or the
+    ``source.set`` of an extra training reaction (``uspto_full``: atom-mapped; ``uspto_500_mt``: not mapped)."""
+    src = record.get("source")
+    return str(src["set"]) if isinstance(src, dict) and src.get("set") else LOCAL_SOURCE
+
+
 def build_examples(
-    records: Sequence[dict[str, Any]], *, max_pairs: int = 0, cache: GraphCache | None = None
+    records: Sequence[dict[str, Any]],
+    *,
+    max_pairs: int = 0,
+    cache: GraphCache | None = None,
+    by_source: dict[str, dict[str, Any]] | None = None,
 ) -> tuple[list[EditData], list[int], dict[str, int]]:
     """Labelled examples of the records that yield labels; returns ``(examples, kept record indices, skipped
-    causes)``."""
+    causes)``. ``by_source``: filled with ``{source: {"read", "used", "skipped": {cause: n}}}``."""
     cache = cache or GraphCache()
     out, kept, skipped = [], [], {}
     for k, rec in enumerate(records):
+        row = None
+        if by_source is not None:
+            row = by_source.setdefault(record_source(rec), {"read": 0, "used": 0, "skipped": {}})
+            row["read"] += 1
         try:
             out.append(record_example(rec, cache, max_pairs=max_pairs))
         except EditLabelError as err:
             skipped[err.cause] = skipped.get(err.cause, 0) + 1
+            if row is not None:
+                row["skipped"][err.cause] = row["skipped"].get(err.cause, 0) + 1
             continue
         kept.append(k)
+        if row is not None:
+            row["used"] += 1
     return out, kept, skipped

@@ -8,15 +8,22 @@ Run: ``gnnca train --config configs/edits_cpu.yaml [--resume] [--set k=v ...]``.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import sys
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch_geometric.loader import DataLoader
 
-from ..config import Config, typed
-from ..data.edit_dataset import EDIT_FEATURIZER_VERSION, SizeBucketBatchSampler, build_examples, load_records
+from ..config import Config, DataConfig, typed
+from ..data.edit_dataset import (
+    EDIT_FEATURIZER_VERSION,
+    SizeBucketBatchSampler,
+    build_examples,
+    load_records,
+    record_source,
+)
 from ..errors import InputError
 from ..models.edit_model import build_edit_model, edit_hparams, edit_losses, exact_edit_hits, sample_pairs
 from . import distributed
@@ -25,6 +32,57 @@ from .engine import Metrics, Task, fit
 
 def reaction_path(data_dir: str | Path, split: str) -> Path:
     return Path(data_dir) / "uspto_bal" / f"reactions-{split}.jsonl"
+
+
+KNOWN_SOURCES = ("local", "uspto_full", "uspto_500_mt")
+
+
+def parse_sources(spec: str) -> tuple[str, ...]:
+    """``data.edit_sources`` as a tuple (empty = every source)."""
+    names = tuple(dict.fromkeys(n.strip() for n in spec.split(",") if n.strip()))
+    bad = [n for n in names if n not in KNOWN_SOURCES]
+    if bad:
+        raise InputError(f"data.edit_sources: unknown source {bad[0]!r} (known: {', '.join(KNOWN_SOURCES)})")
+    return names
+
+
+def split_examples(
+    d: DataConfig, split: str, limit: int, sources: Sequence[str] = (), cache_dir: Path | None = None
+) -> tuple[Sequence[Any], dict[str, Any]]:
+    """Labelled examples of one split and a report of what was read, used and skipped, per source.
+
+    ``sources``: records of other sources are left out (counted as ``excluded``). ``cache_dir``: the examples
+    are loaded from / saved to a hash-keyed file there (:mod:`..data.edit_cache`) and come back packed.
+    """
+    path = reaction_path(d.dir, split)
+    if cache_dir is not None:
+        from ..data.edit_cache import PackedEditExamples, example_cache_key, load_examples, save_examples
+
+        key = example_cache_key(path, split=split, limit=limit, sources=list(sources), max_pairs=d.max_pairs)
+        cache_path = cache_dir / f"edit-examples-{split}-{key[:16]}.pt"
+        if cache_path.exists():
+            packed, report = load_examples(cache_path, key)
+            return packed, {**report, "cache": f"loaded {cache_path}"}
+    recs = load_records(path, limit)
+    excluded: dict[str, int] = {}
+    if sources:
+        kept = []
+        for r in recs:
+            src = record_source(r)
+            if src in sources:
+                kept.append(r)
+            else:
+                excluded[src] = excluded.get(src, 0) + 1
+        recs = kept
+    by_source: dict[str, dict[str, Any]] = {}
+    examples, _, skipped = build_examples(recs, max_pairs=d.max_pairs, by_source=by_source)
+    report = {"file": str(path), "used": len(examples), "skipped": skipped, "by_source": by_source,
+              "excluded": excluded}  # fmt: skip
+    if cache_dir is not None:
+        packed = PackedEditExamples.pack(examples)
+        save_examples(cache_path, packed, report, key)
+        return packed, {**report, "cache": f"written {cache_path}"}
+    return examples, report
 
 
 @torch.no_grad()
@@ -57,13 +115,21 @@ class EditTask(Task):
               dist_info: distributed.DistInfo) -> None:  # fmt: skip
         d, self.device = cfg.data, device
         self.skipped: dict[str, dict[str, int]] = {}
+        self.reports: dict[str, dict[str, Any]] = {}
         if self.examples is None:
             if not d.dir:
                 raise InputError("config needs data.dir (a built dataset) or prebuilt examples")
             self.examples = {}
+            sources = parse_sources(d.edit_sources)
+            cache_dir = Path(cfg.run_dir) / "cache" if d.cache_examples else None
             for name, split, lim in (("train", d.train_split, d.limit), ("valid", d.val_split, d.val_limit)):
-                recs = load_records(reaction_path(d.dir, split), int(lim or 0))
-                self.examples[name], _, self.skipped[name] = build_examples(recs, max_pairs=d.max_pairs)
+                self.examples[name], rep = split_examples(
+                    d, split, int(lim or 0), sources if name == "train" else (), cache_dir
+                )
+                self.skipped[name] = rep["skipped"]
+                self.reports[name] = rep
+                if dist_info.is_main:
+                    print(f"[edits] {name}: {_report_line(rep)}", file=sys.stderr)
         self.train_ex, self.val_ex = self.examples["train"], self.examples["valid"]
         if not self.train_ex:
             raise InputError("no training examples")
@@ -110,7 +176,27 @@ class EditTask(Task):
         return {"meta": {"kind": "edits", "hparams": self.hp, "featurizer_version": EDIT_FEATURIZER_VERSION}}
 
     def summary(self, result: dict[str, Any]) -> dict[str, Any]:
-        return {"n_train": len(self.train_ex), "n_val": len(self.val_ex), "skipped": self.skipped}
+        out = {"n_train": len(self.train_ex), "n_val": len(self.val_ex), "skipped": self.skipped}
+        if self.reports:
+            out["sources"] = {
+                k: {"by_source": r["by_source"], "excluded": r["excluded"]} for k, r in self.reports.items()
+            }
+            out["training_data"] = training_data_label(self.reports["train"]["by_source"])
+        return out
+
+
+def training_data_label(by_source: dict[str, dict[str, Any]]) -> str:
+    """``local``, ``local+extra`` or ``extra``: which records the training examples came from."""
+    used = {s for s, row in by_source.items() if row.get("used")}
+    local, extra = "local" in used, bool(used - {"local"})
+    return "+".join(["local"] * local + ["extra"] * extra) or "none"
+
+
+def _report_line(rep: dict[str, Any]) -> str:
+    parts = [f"{s} {row['used']:,}/{row['read']:,} used" + (f" (skipped {row['skipped']})" if row["skipped"] else "")
+             for s, row in rep["by_source"].items()]  # fmt: skip
+    parts += [f"{s} {n:,} excluded by data.edit_sources" for s, n in rep["excluded"].items()]
+    return f"{rep['used']:,} examples; " + "; ".join(parts) + (f"; cache {rep['cache']}" if "cache" in rep else "")
 
 
 def train_edits(
