@@ -84,8 +84,11 @@ def measure_speed(opts: SpeedOptions, log: Callable[[str], None] = lambda _: Non
             g_dir, t_dir = Path(tmp) / "gnn", Path(tmp) / "tf"
             rate, params["gnn"] = _train(opts, opts.gnn_config, g_dir, [])
             runs["gnn_train"].append(rate)
-            rate, params["transformer"] = _train(
-                opts, opts.tf_config, t_dir, ["train.val_em_lines=0", "train.eval_every=0"]
+            rate, params["transformer"] = _train(  # no decoding in validation: monitor token accuracy
+                opts,
+                opts.tf_config,
+                t_dir,
+                ["train.val_em_lines=0", "train.eval_every=0", "train.monitor=val_token_acc"],
             )
             runs["tf_train"].append(rate)
             g_ck, t_ck = opts.gnn_checkpoint or checkpoint_of(g_dir), opts.tf_checkpoint or checkpoint_of(t_dir)
