@@ -10,11 +10,13 @@ killed run wrote after its last checkpoint is trained again); the last value of 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import InputError
+from ..io import atomic_write_text
 
 EM_KEYS = ("val/val_em", "val/EM")  # Transformer, GNN
 TOKEN_ACC_KEY = "val/val_token_acc"
@@ -26,6 +28,7 @@ class Curve:
 
     label: str
     run_dir: Path
+    panel: str = ""  # the figure panel (one per cell) in a grid; "" = the single two-panel figure
     steps: list[int] = field(default_factory=list)
     em: list[float | None] = field(default_factory=list)
     token_acc: list[float | None] = field(default_factory=list)
@@ -43,9 +46,10 @@ class Curve:
         return -s, e
 
 
-def read_curve(run_dir: Path, label: str = "") -> Curve:
-    """The validation rows of ``<run_dir>/metrics.jsonl`` (a missing or empty file is an error naming it)."""
-    path = Path(run_dir) / "metrics.jsonl"
+def read_curve(run_dir: Path, label: str = "", panel: str = "") -> Curve:
+    """The validation rows of ``<run_dir>/metrics.jsonl``, or of a rows file saved by :func:`save_rows` (a
+    missing or empty file is an error naming it)."""
+    path = Path(run_dir) if Path(run_dir).suffix == ".jsonl" else Path(run_dir) / "metrics.jsonl"
     if not path.is_file():
         raise InputError("no metrics.jsonl in the run folder (has it validated yet?)", path=str(run_dir))
     by_step: dict[int, dict[str, float]] = {}
@@ -61,7 +65,7 @@ def read_curve(run_dir: Path, label: str = "") -> Curve:
             raise InputError("not a JSON line", path=f"{path}:{n}") from None
         if any(k.startswith("val/") for k in rec):
             by_step.setdefault(int(rec["step"]), {}).update({k: float(v) for k, v in rec.items() if k != "step"})
-    curve = Curve(label or Path(run_dir).name, Path(run_dir))
+    curve = Curve(label or Path(run_dir).name, Path(run_dir), panel)
     for step in sorted(by_step):
         vals = by_step[step]
         curve.steps.append(step)
@@ -76,6 +80,31 @@ def parse_run_spec(spec: str) -> tuple[str, Path]:
     """``LABEL=DIR`` or ``DIR`` (label = folder name)."""
     label, sep, rest = spec.partition("=")
     return (label, Path(rest)) if sep else ("", Path(spec))
+
+
+def parse_panel_spec(spec: str) -> tuple[str, str, Path]:
+    """``PANEL|LABEL=DIR`` (a grid, one panel per cell) or a plain :func:`parse_run_spec` spec (panel "")."""
+    head, sep, rest = spec.partition("=")
+    panel, bar, label = head.partition("|")
+    if sep and bar:
+        return panel.strip(), label.strip(), Path(rest)
+    return ("", *parse_run_spec(spec))
+
+
+def save_rows(curve: Curve, folder: Path) -> Path:
+    """The run's validation rows as a small JSON-lines file (``<folder>/<slug>.jsonl``), so the figure can be
+    redrawn from the repository after the run folder (checkpoints, gigabytes) is gone."""
+    slug = re.sub(r"[^A-Za-z0-9]+", "_", f"{curve.panel} {curve.label}").strip("_").lower()
+    rows = [
+        {"step": s, **({"val/EM": e} if e is not None and not curve.is_transformer else {}),
+         **({"val/val_em": e} if e is not None and curve.is_transformer else {}),
+         **({TOKEN_ACC_KEY: t} if t is not None else {})}
+        for s, e, t in zip(curve.steps, curve.em, curve.token_acc, strict=True)
+    ]  # fmt: skip
+    path = Path(folder) / f"{slug}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))
+    return path
 
 
 def plot_curves(curves: Sequence[Curve], path: Path, title: str = "") -> Path:
@@ -105,15 +134,8 @@ def plot_curves(curves: Sequence[Curve], path: Path, title: str = "") -> Path:
     ax_em.set_ylabel("validation exact match (%)")
     ax_tok.set_ylabel("validation token accuracy (%, teacher-forced)")
     ax_tok.set_title("Transformer runs only (the GNN writes no tokens)", fontsize=9)
-    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
-
     for ax in (ax_em, ax_tok):
-        ax.set_xscale("log")
-        ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
-        ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
-        ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("optimiser steps")
-        ax.grid(alpha=0.3, which="both")
+        _log_steps_axis(ax)
     ax_em.set_ylim(0, 100)
     ax_tok.set_ylim(0, 100)
     ax_em.legend(fontsize=8, loc="best")
@@ -123,6 +145,59 @@ def plot_curves(curves: Sequence[Curve], path: Path, title: str = "") -> Path:
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return path
+
+
+def _log_steps_axis(ax) -> None:  # type: ignore[no-untyped-def]
+    from matplotlib.ticker import FuncFormatter, LogLocator, NullFormatter
+
+    ax.set_xscale("log")
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _: f"{x:,.0f}"))
+    ax.xaxis.set_minor_formatter(NullFormatter())
+    ax.set_xlabel("optimiser steps")
+    ax.grid(alpha=0.3, which="both")
+
+
+def plot_curve_grid(curves: Sequence[Curve], path: Path, title: str = "", ncols: int = 3) -> Path:
+    """One panel per cell (``Curve.panel``, first-seen order): validation EM of each run (solid: Transformer,
+    dashed: GNN, circle: best EM) and, dotted in the same colour, a Transformer's token accuracy."""
+    if not curves:
+        raise InputError("no runs to plot")
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    panels = list(dict.fromkeys(c.panel for c in curves))
+    ncols = max(1, min(ncols, len(panels)))
+    nrows = -(-len(panels) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(5.2 * ncols, 3.9 * nrows), squeeze=False)
+    colors: dict[str, str] = {}  # one colour per label across panels
+    for ax, panel in zip(axes.flat, panels, strict=False):
+        for c in (c for c in curves if c.panel == panel):
+            color = colors.setdefault(c.label, f"C{len(colors)}")
+            pts = [(s, e) for s, e in zip(c.steps, c.em, strict=True) if e is not None]
+            if pts:
+                ax.plot(*zip(*pts, strict=True), "-" if c.is_transformer else "--", marker=".", ms=3, color=color,
+                        label=f"{c.label} EM (to {c.steps[-1]:,})")  # fmt: skip
+            if (b := c.best()) is not None:
+                ax.plot([b[0]], [b[1]], "o", ms=8, mfc="none", color=color)
+            tok = [(s, t) for s, t in zip(c.steps, c.token_acc, strict=True) if t is not None]
+            if tok:
+                ax.plot(*zip(*tok, strict=True), ":", lw=1, color=color, label=f"{c.label} token acc.")
+        _log_steps_axis(ax)
+        ax.set_ylim(0, 100)
+        ax.set_ylabel("validation (%)")
+        ax.set_title(panel, fontsize=10)
+        ax.legend(fontsize=7, loc="lower right")
+    for ax in list(axes.flat)[len(panels) :]:
+        ax.set_visible(False)
+    fig.suptitle(title or "Validation curves per cell (solid: Transformer EM; dashed: GNN EM; dotted: token accuracy)")
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
     plt.close(fig)
     return path
 

@@ -68,3 +68,34 @@ def test_cli_writes_the_png(tmp_path: Path) -> None:
     ]
     res = CliRunner().invoke(app, ["bench", "curves", "--run", str(tmp_path / "missing"), "--out", str(out)])
     assert res.exit_code == 2 and "gnnca: error:" in res.output and "Traceback" not in res.output
+
+
+def test_grid_of_cells_and_saved_rows_redraw_the_same_curves(tmp_path: Path) -> None:
+    """PANEL|LABEL=DIR gives one panel per cell; --save-rows keeps each run's validation rows, which read back
+    (file instead of folder) as the same curve, so a figure can be redrawn after the run folders are gone."""
+    tf = _run(tmp_path, "tf", _tf_rows())
+    gnn = _run(tmp_path, "gnn", [{"step": 100, "val/EM": 40.0}, {"step": 200, "val/EM": 55.5}])
+    out, rows = tmp_path / "grid.png", tmp_path / "rows"
+    args = ["bench", "curves", "--out", str(out), "--save-rows", str(rows)]
+    args += ["--run", f"F_T1_x1 std|Transformer={tf}", "--run", f"F_T1_x1 std|GNN={gnn}"]
+    args += ["--run", f"F_T2_x1 std|Transformer={tf}"]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert out.stat().st_size > 10_000
+    lines = [json.loads(x) for x in res.stdout.splitlines() if x.startswith("{")]
+    assert [r["panel"] for r in lines] == ["F_T1_x1 std", "F_T1_x1 std", "F_T2_x1 std"]
+    assert lines[1]["best_step"] == 200 and lines[1]["best_em"] == 55.5
+    saved = [Path(r["rows_file"]) for r in lines]
+    assert saved[0].name == "f_t1_x1_std_transformer.jsonl" and len(set(saved)) == 3
+    for path, src in zip(saved, (tf, gnn, tf), strict=True):
+        again, orig = read_curve(path), read_curve(src)
+        assert (again.steps, again.em, again.token_acc) == (orig.steps, orig.em, orig.token_acc)
+        assert again.is_transformer == orig.is_transformer
+
+
+def test_panel_spec_parsing() -> None:
+    from gnn_chemalgebra.benchmark.curves import parse_panel_spec
+
+    assert parse_panel_spec("F_T1_x1|GNN=runs/a") == ("F_T1_x1", "GNN", Path("runs/a"))
+    assert parse_panel_spec("GNN=runs/a") == ("", "GNN", Path("runs/a"))
+    assert parse_panel_spec("runs/a") == ("", "", Path("runs/a"))
