@@ -9,7 +9,7 @@ from pathlib import Path
 from ..io import atomic_write_text
 from .plot import plot_benchmark
 from .records import CEILING_MODELS, Record, load_records, merge_records, save_records
-from .tables import benchmark_table, gnn_table, update_readme
+from .tables import TRANSFORMER_README_MARKERS, benchmark_table, gnn_table, transformer_table, update_readme
 
 # Benchmark page section 6: the authors' Transformer, molecule-only JAC / F1 (coefficients ignored).
 PAPER = {
@@ -45,8 +45,8 @@ def merged_records(out: Path) -> list[Record]:
 
 
 def write_outputs(out: Path, readme: Path | None = None, log: Callable[[str], None] = lambda _: None) -> list[Record]:
-    """benchmark.json, benchmark_table.md, gnn_table.md and benchmark.png under ``out``; the README's table
-    when ``readme`` is given."""
+    """benchmark.json, benchmark_table.md, gnn_table.md, transformer_table.md (runs of the step protocol) and
+    benchmark.png under ``out``; the README's tables when ``readme`` is given."""
     records = merged_records(out)
     save_records(out / "benchmark.json", records)
     table = benchmark_table(records)
@@ -54,8 +54,13 @@ def write_outputs(out: Path, readme: Path | None = None, log: Callable[[str], No
     gnn = [r for r in records if r["model"] in (*CEILING_MODELS, "gnn", "gnn_naive")]
     if any(r["model"] == "gnn" for r in gnn):
         atomic_write_text(out / "gnn_table.md", gnn_table(gnn))
+    tf_table = transformer_table(records)
+    if tf_table:
+        atomic_write_text(out / "transformer_table.md", tf_table)
     plot_benchmark(records, out / "benchmark.png")
     log(f"wrote {out / 'benchmark.json'} ({len(records)} records), benchmark_table.md, benchmark.png")
     if readme is not None and update_readme(readme, table):
         log(f"updated the results table in {readme}")
+    if readme is not None and tf_table and update_readme(readme, tf_table, TRANSFORMER_README_MARKERS):
+        log(f"updated the Transformer runs table in {readme}")
     return records

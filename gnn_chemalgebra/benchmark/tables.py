@@ -99,6 +99,64 @@ def benchmark_table(records: Sequence[Record]) -> str:
     return "\n".join(lines) + "\n"
 
 
+TRANSFORMER_MODELS = ("transformer", DIGIT_TRANSFORMER)
+TRANSFORMER_README_MARKERS = ("<!-- transformer-table -->", "<!-- /transformer-table -->")
+
+
+def transformer_table(records: Sequence[Record]) -> str:
+    """One row per Transformer run of the step protocol (records with ``steps``): its budget beside the GNN's on
+    the same cell, where it stopped, what it cost, and its EM beside the GNN's on each test setting; then the
+    CPU time of all runs together. Empty when no such record exists yet."""
+    idx = index(records)
+    runs: dict[tuple[str, str, str], dict[str, Record]] = {}
+    for r in records:
+        if (
+            r["model"] in TRANSFORMER_MODELS
+            and r.get("steps") is not None
+            and (r.get("training_data") or LOCAL) == LOCAL
+        ):
+            runs.setdefault((r["variant"], r["model"], str(r.get("task", ""))), {})[r["setting"]] = r
+    if not runs:
+        return ""
+    order = {variant_short(v): i for i, v in enumerate(VARIANTS)}
+    lines = [
+        "| variant | tokenizer | trained on | steps (GNN's) | best step | stopped by | train lines | batch "
+        "| training (CPU h) | setting | EM | n | GNN EM | decoding (CPU s) |",
+        "|" + "---|" * 14,
+    ]
+    train_h = decode_s = 0.0
+    for (v, model, task), by_setting in sorted(runs.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1:])):
+        first = next(iter(by_setting.values()))
+        gnn_steps = next(
+            (g.get("train_steps") for s in by_setting if (g := idx.get(("gnn", v, s))) and g.get("train_steps")), None
+        )
+        hours = float(first.get("train_s") or 0.0) / 3600
+        train_h += hours
+        stop = (first.get("train") or {}).get("stop_reason") or "–"
+        head = (
+            f"| {v} | {'digit' if model == DIGIT_TRANSFORMER else 'paper'} | "
+            f"{'train_cross' if task == 'cross' else 'train'} | {first['steps']:,} ({_int(gnn_steps)}) | "
+            f"{_int(first.get('best_step'))} | {stop} | {_int(first.get('train_lines'))} | "
+            f"{_int(first.get('batch_size'))} | {hours:.2f} |"
+        )
+        for s in TEST_SETTINGS:
+            if (r := by_setting.get(s)) is None:
+                continue
+            decode_s += float(r.get("decode_seconds") or 0.0)
+            g = idx.get(("gnn", v, s))
+            lines.append(
+                f"{head} {s} | {_num(r.get('EM'))} | {_int(r.get('n'))} | {_num(g.get('EM') if g else None)} | "
+                f"{float(r.get('decode_seconds') or 0.0):.0f} |"
+            )
+            head = "| | | | | | | | | |"
+    lines += ["", f"{len(runs)} runs: {train_h:.1f} CPU hours of training, {decode_s / 3600:.1f} of decoding."]
+    return "\n".join(lines) + "\n"
+
+
+def _int(x: Any) -> str:
+    return "–" if x is None else f"{int(x):,}"
+
+
 def gnn_table(records: Sequence[Record]) -> str:
     """The GNN and its naive ablation beside the ceiling, normalised EM, and the invariance verdicts."""
     by = index(records)
@@ -162,10 +220,11 @@ def _verdict(v: str, norms: dict[str, tuple[float, float]], by: dict[tuple[str, 
     return f"- {v}: OOD invariance {holds}; test_in gap to ceiling {gap:.2f} EM points ({within} 5)"
 
 
-def update_readme(readme: Path, table: str) -> bool:
-    """Put ``table`` between the README's results-table markers; returns whether the file changed."""
+def update_readme(readme: Path, table: str, markers: tuple[str, str] = README_MARKERS) -> bool:
+    """Put ``table`` between the README's markers (the results table's by default); returns whether the file
+    changed (a README without the markers is left alone)."""
     text = readme.read_text(encoding="utf-8")
-    start, end = README_MARKERS
+    start, end = markers
     pattern = re.compile(re.escape(start) + r".*?" + re.escape(end), flags=re.DOTALL)
     if not pattern.search(text):
         return False

@@ -19,7 +19,13 @@ from gnn_chemalgebra.benchmark.records import (
     update_records,
     write_marker,
 )
-from gnn_chemalgebra.benchmark.tables import benchmark_table, gnn_table, update_readme
+from gnn_chemalgebra.benchmark.tables import (
+    TRANSFORMER_README_MARKERS,
+    benchmark_table,
+    gnn_table,
+    transformer_table,
+    update_readme,
+)
 from gnn_chemalgebra.errors import InputError
 
 pytestmark = pytest.mark.unit
@@ -87,6 +93,10 @@ def test_tables_reproduce_the_committed_ones():
     readme = (RESULTS.parent / "README.md").read_text()
     block = readme.split("<!-- results-table -->\n", 1)[1].split("<!-- /results-table -->", 1)[0]
     assert block == benchmark_table(records)  # the README carries the regenerated table
+    if tf := transformer_table(records):  # runs of the step protocol, once any exists
+        assert tf == (RESULTS / "transformer_table.md").read_text()
+        start, end = TRANSFORMER_README_MARKERS
+        assert readme.split(start + "\n", 1)[1].split(end, 1)[0] == tf
 
 
 def test_extra_training_data_adds_columns_without_touching_local_rows():
@@ -144,3 +154,39 @@ def test_a_corrupt_marker_is_one_error_line(tmp_path):
     (tmp_path / "DONE").write_text("{not json")
     with pytest.raises(InputError, match="corrupt run marker"):
         read_marker(tmp_path)
+
+
+def test_transformer_runs_table_rows_budget_and_cost():
+    """One row group per run of the step protocol: its steps beside the GNN's on the cell, where it stopped, the
+    CPU it cost, its EM beside the GNN's; runs without ``steps`` (the old wall-clock ones) and other training data
+    stay out; the last line adds up the cost."""
+    facts = {"steps": 5000, "best_step": 4500, "train_lines": 11874, "batch_size": 64, "train_s": 1800.0,
+             "train": {"stop_reason": "max_steps"}, "task": "standard", "decode_seconds": 36.0}  # fmt: skip
+    recs = [
+        _rec("gnn", EM=80.0, train_steps=4000),
+        _rec("gnn", "test_out", EM=80.0, train_steps=4000),
+        _rec("transformer", EM=55.0, n=17822, **facts),
+        _rec("transformer", "test_out", EM=0.0, n=17822, **facts),
+        _rec("transformer_digit", EM=50.0, n=17822, **{**facts, "train_s": 3600.0}),
+        _rec("transformer", "test_cross", EM=9.0, training_data="local+extra", **facts),
+        _rec("transformer", variant="F_T2_x1"),  # no steps: an old wall-clock record
+    ]
+    lines = transformer_table(recs).splitlines()
+    assert lines[2] == (
+        "| F_T1_x1 | paper | train | 5,000 (4,000) | 4,500 | max_steps | 11,874 | 64 | 0.50 | test_in | 55.00 | "
+        "17,822 | 80.00 | 36 |"
+    )
+    assert lines[3] == "| | | | | | | | | | test_out | 0.00 | 17,822 | 80.00 | 36 |"
+    assert (
+        lines[4].startswith("| F_T1_x1 | digit | train | 5,000 (4,000) |") and "| 1.00 | test_in | 50.00 |" in lines[4]
+    )
+    assert len(lines) == 7 and lines[-1] == "2 runs: 1.5 CPU hours of training, 0.0 of decoding."
+    assert transformer_table([_rec("gnn"), _rec("transformer")]) == ""
+
+
+def test_transformer_table_has_its_own_readme_markers(tmp_path):
+    readme = tmp_path / "README.md"
+    start, end = TRANSFORMER_README_MARKERS
+    readme.write_text(f"<!-- results-table -->\nA\n<!-- /results-table -->\n{start}\nold\n{end}\n")
+    assert update_readme(readme, "| t |\n", TRANSFORMER_README_MARKERS)
+    assert readme.read_text() == f"<!-- results-table -->\nA\n<!-- /results-table -->\n{start}\n| t |\n{end}\n"
