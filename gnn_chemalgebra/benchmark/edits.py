@@ -116,5 +116,10 @@ def edit_benchmark(
         "checkpoint": str(ck),
         "config": cfg,
         "metrics": metrics,
-        "training": {k: summary.get(k) for k in ("n_train", "n_val", "best", "steps", "train_s", "n_params")},
+        # local (the USPTO-BAL train reactions) or local+extra (with the mapped USPTO-full ones); None for a run
+        # trained before the trainer recorded it
+        "training_data": summary.get("training_data"),
+        "training": {
+            k: summary.get(k) for k in ("n_train", "n_val", "best", "steps", "train_s", "n_params", "sources")
+        },
     }

@@ -30,6 +30,9 @@ def test_edit_benchmark_trains_then_scores(tmp_path):
     assert m["n"] == 6 and 0 <= m["top1"] <= m["top5"] <= 1
     assert m["gold_edit_ceiling"] == 1.0 and m["reactions_per_s"] > 0
     assert (tmp_path / "run" / "best.pt").exists() and report["subset"] == "first 6 records"
+    assert report["training_data"] == "local" and report["training"]["sources"]["train"]["by_source"]["local"] == {
+        "read": 7, "used": 7, "skipped": {}
+    }  # fmt: skip
 
 
 def test_edit_label_report(tmp_path):
