@@ -83,6 +83,21 @@ def evaluate_edit_model(predictor: Any, records: Sequence[dict[str, Any]], beam:
     }
 
 
+def _training_data_of_checkpoint(ck: Path) -> str | None:
+    """For a run without ``training_data`` in its summary (trained before the trainer recorded it, or a bundled
+    checkpoint): ``local`` when the build it was trained on has no extra reactions (no ``extra`` in its
+    manifest), else ``None`` (unknown)."""
+    import json
+
+    from ..checkpoint import load_checkpoint
+
+    data_dir = (load_checkpoint(ck).get("config") or {}).get("data", {}).get("dir")
+    manifest = Path(data_dir or "") / "manifest.json"
+    if not data_dir or not manifest.is_file():
+        return None
+    return None if "extra" in json.loads(manifest.read_text()) else "local"
+
+
 def edit_benchmark(
     cfg: dict[str, Any],
     checkpoint: Path | None,
@@ -116,9 +131,7 @@ def edit_benchmark(
         "checkpoint": str(ck),
         "config": cfg,
         "metrics": metrics,
-        # local (the USPTO-BAL train reactions) or local+extra (with the mapped USPTO-full ones); None for a run
-        # trained before the trainer recorded it
-        "training_data": summary.get("training_data"),
+        "training_data": summary.get("training_data") or _training_data_of_checkpoint(ck),
         "training": {
             k: summary.get(k) for k in ("n_train", "n_val", "best", "steps", "train_s", "n_params", "sources")
         },

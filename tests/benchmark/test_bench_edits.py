@@ -48,3 +48,17 @@ def test_edit_label_report(tmp_path):
     assert f"## Gold edit labels: test (all) ({len(RECORDS)} base reactions" in res.output
     res = CliRunner().invoke(app, ["bench", "edit-labels", "--data", str(tmp_path / "data"), "--split", "valid"])
     assert res.exit_code == 2 and "no USPTO-BAL reactions file" in res.output
+
+
+def test_training_data_of_a_checkpoint_without_summary(tmp_path):
+    from gnn_chemalgebra.benchmark.edits import _training_data_of_checkpoint
+    from gnn_chemalgebra.checkpoint import save_checkpoint
+
+    (tmp_path / "manifest.json").write_text(json.dumps({"variants": {}}))
+    ck = tmp_path / "e.pt"
+    save_checkpoint(ck, {"model": {}, "config": {"data": {"dir": str(tmp_path)}}})
+    assert _training_data_of_checkpoint(ck) == "local"  # a build without extra reactions
+    (tmp_path / "manifest.json").write_text(json.dumps({"variants": {}, "extra": {}}))
+    assert _training_data_of_checkpoint(ck) is None  # an extra build: which records were used is unknown
+    save_checkpoint(ck, {"model": {}, "config": {"data": {"dir": str(tmp_path / "gone")}}})
+    assert _training_data_of_checkpoint(ck) is None
