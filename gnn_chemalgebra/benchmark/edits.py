@@ -84,18 +84,27 @@ def evaluate_edit_model(predictor: Any, records: Sequence[dict[str, Any]], beam:
 
 
 def _training_data_of_checkpoint(ck: Path) -> str | None:
-    """For a run without ``training_data`` in its summary (trained before the trainer recorded it, or a bundled
-    checkpoint): ``local`` when the build it was trained on has no extra reactions (no ``extra`` in its
-    manifest), else ``None`` (unknown)."""
+    """For a checkpoint without a run summary next to it (a bundled one, or a run still training): from its
+    saved config and the manifest of the build it was trained on. ``local`` when the build has no extra
+    reactions; with extra ones, ``local+extra`` when ``data.edit_sources`` (empty = every source) takes the
+    atom-mapped USPTO-full ones (USPTO-500-MT reactions carry no atom map, so they never give an edit label);
+    ``None`` when the build's manifest cannot be read."""
     import json
 
     from ..checkpoint import load_checkpoint
+    from ..training.edits import KNOWN_SOURCES, parse_sources, training_data_label
 
-    data_dir = (load_checkpoint(ck).get("config") or {}).get("data", {}).get("dir")
-    manifest = Path(data_dir or "") / "manifest.json"
-    if not data_dir or not manifest.is_file():
+    data = (load_checkpoint(ck).get("config") or {}).get("data") or {}
+    manifest = Path(data.get("dir") or "") / "manifest.json"
+    if not data.get("dir") or not manifest.is_file():
         return None
-    return None if "extra" in json.loads(manifest.read_text()) else "local"
+    extra = json.loads(manifest.read_text()).get("extra")
+    if not extra:
+        return "local"
+    sources = parse_sources(data.get("edit_sources") or "") or KNOWN_SOURCES
+    full_kept = int(((extra.get("sources") or {}).get("uspto_full") or {}).get("kept", 0))
+    return training_data_label({"local": {"used": "local" in sources},
+                                "uspto_full": {"used": "uspto_full" in sources and full_kept > 0}})  # fmt: skip
 
 
 def edit_benchmark(

@@ -58,7 +58,15 @@ def test_training_data_of_a_checkpoint_without_summary(tmp_path):
     ck = tmp_path / "e.pt"
     save_checkpoint(ck, {"model": {}, "config": {"data": {"dir": str(tmp_path)}}})
     assert _training_data_of_checkpoint(ck) == "local"  # a build without extra reactions
-    (tmp_path / "manifest.json").write_text(json.dumps({"variants": {}, "extra": {}}))
-    assert _training_data_of_checkpoint(ck) is None  # an extra build: which records were used is unknown
+    extra = {"sources": {"uspto_full": {"kept": 3}, "uspto_500_mt": {"kept": 2}}}
+    (tmp_path / "manifest.json").write_text(json.dumps({"variants": {}, "extra": extra}))
+    assert _training_data_of_checkpoint(ck) == "local+extra"  # every source: the mapped USPTO-full ones train
+    for sources, label in (
+        ("local,uspto_full", "local+extra"),
+        ("local,uspto_500_mt", "local"),
+        ("uspto_full", "extra"),
+    ):
+        save_checkpoint(ck, {"model": {}, "config": {"data": {"dir": str(tmp_path), "edit_sources": sources}}})
+        assert _training_data_of_checkpoint(ck) == label, sources
     save_checkpoint(ck, {"model": {}, "config": {"data": {"dir": str(tmp_path / "gone")}}})
     assert _training_data_of_checkpoint(ck) is None
