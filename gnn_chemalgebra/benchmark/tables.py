@@ -105,8 +105,8 @@ TRANSFORMER_README_MARKERS = ("<!-- transformer-table -->", "<!-- /transformer-t
 
 def transformer_table(records: Sequence[Record]) -> str:
     """One row per Transformer run of the step protocol (records with ``steps``): its budget beside the GNN's on
-    the same cell, where it stopped, what it cost, and its EM beside the GNN's on each test setting; then the
-    CPU time of all runs together. Empty when no such record exists yet."""
+    the same cell, where it stopped, what it cost (wall time, one thread), and its EM beside the GNN's on each
+    test setting; then the time of all runs together. Empty when no such record exists yet."""
     idx = index(records)
     runs: dict[tuple[str, str, str], dict[str, Record]] = {}
     for r in records:
@@ -121,8 +121,8 @@ def transformer_table(records: Sequence[Record]) -> str:
     order = {variant_short(v): i for i, v in enumerate(VARIANTS)}
     lines = [
         "| variant | tokenizer | trained on | steps (GNN's) | best step | stopped by | train lines | batch "
-        "| training (CPU h) | setting | EM | n | GNN EM | decoding (CPU s) |",
-        "|" + "---|" * 14,
+        "| training (h, wall) | setting | EM | mol JAC | n | GNN EM | decoding (s, wall) |",
+        "|" + "---|" * 15,
     ]
     train_h = decode_s = 0.0
     for (v, model, task), by_setting in sorted(runs.items(), key=lambda kv: (order.get(kv[0][0], 99), kv[0][1:])):
@@ -145,11 +145,16 @@ def transformer_table(records: Sequence[Record]) -> str:
             decode_s += float(r.get("decode_seconds") or 0.0)
             g = idx.get(("gnn", v, s))
             lines.append(
-                f"{head} {s} | {_num(r.get('EM'))} | {_int(r.get('n'))} | {_num(g.get('EM') if g else None)} | "
+                f"{head} {s} | {_num(r.get('EM'))} | {_num(r.get('mol_JAC'), 1)} | {_int(r.get('n'))} | "
+                f"{_num(g.get('EM') if g else None)} | "
                 f"{float(r.get('decode_seconds') or 0.0):.0f} |"
             )
             head = "| | | | | | | | | |"
-    lines += ["", f"{len(runs)} runs: {train_h:.1f} CPU hours of training, {decode_s / 3600:.1f} of decoding."]
+    n_runs = f"{len(runs)} run{'s' * (len(runs) != 1)}"
+    lines += [
+        "",
+        f"{n_runs}: {train_h:.1f} hours of training, {decode_s / 3600:.1f} of decoding (wall, one thread each).",
+    ]
     return "\n".join(lines) + "\n"
 
 

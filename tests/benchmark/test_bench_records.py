@@ -165,7 +165,7 @@ def test_transformer_runs_table_rows_budget_and_cost():
     recs = [
         _rec("gnn", EM=80.0, train_steps=4000),
         _rec("gnn", "test_out", EM=80.0, train_steps=4000),
-        _rec("transformer", EM=55.0, n=17822, **facts),
+        _rec("transformer", EM=55.0, n=17822, mol_JAC=61.46, **facts),
         _rec("transformer", "test_out", EM=0.0, n=17822, **facts),
         _rec("transformer_digit", EM=50.0, n=17822, **{**facts, "train_s": 3600.0}),
         _rec("transformer", "test_cross", EM=9.0, training_data="local+extra", **facts),
@@ -173,14 +173,14 @@ def test_transformer_runs_table_rows_budget_and_cost():
     ]
     lines = transformer_table(recs).splitlines()
     assert lines[2] == (
-        "| F_T1_x1 | paper | train | 5,000 (4,000) | 4,500 | max_steps | 11,874 | 64 | 0.50 | test_in | 55.00 | "
+        "| F_T1_x1 | paper | train | 5,000 (4,000) | 4,500 | max_steps | 11,874 | 64 | 0.50 | test_in | 55.00 | 61.5 | "
         "17,822 | 80.00 | 36 |"
     )
-    assert lines[3] == "| | | | | | | | | | test_out | 0.00 | 17,822 | 80.00 | 36 |"
+    assert lines[3] == "| | | | | | | | | | test_out | 0.00 | – | 17,822 | 80.00 | 36 |"
     assert (
         lines[4].startswith("| F_T1_x1 | digit | train | 5,000 (4,000) |") and "| 1.00 | test_in | 50.00 |" in lines[4]
     )
-    assert len(lines) == 7 and lines[-1] == "2 runs: 1.5 CPU hours of training, 0.0 of decoding."
+    assert len(lines) == 7 and lines[-1] == "2 runs: 1.5 hours of training, 0.0 of decoding (wall, one thread each)."
     assert transformer_table([_rec("gnn"), _rec("transformer")]) == ""
 
 
