@@ -194,7 +194,12 @@ def plot_curve_grid(curves: Sequence[Curve], path: Path, title: str = "", ncols:
         ax.legend(fontsize=7, loc="lower right")
     for ax in list(axes.flat)[len(panels) :]:
         ax.set_visible(False)
-    fig.suptitle(title or "Validation curves per cell (solid: Transformer EM; dashed: GNN EM; dotted: token accuracy)")
+    fig.suptitle(
+        title
+        or "Validation curves per cell (solid: Transformer EM, dashed: GNN EM, dotted: token accuracy, "
+        "circles: best EM)",
+        fontsize=10,
+    )
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=100)
