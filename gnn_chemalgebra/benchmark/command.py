@@ -207,6 +207,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
     @bench.command("speed")
     @wrap
     def speed(
+        ctx: typer.Context,
         built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder."),
         variant: str = typer.Option("ChemAlgebra_F_T1_x1", "--variant"),
         train_lines: int = typer.Option(2000, "--train-lines", help="Lines of the one-epoch training runs."),
@@ -227,7 +228,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
             gnn_checkpoint, tf_checkpoint,
         )  # fmt: skip
         res = measure_speed(opts, log=lambda m: typer.echo(m, err=True))
-        _emit(speed_table(res), res, json_out)
+        _emit(speed_table(res), {"command": _command(ctx), **res}, json_out)
 
     @bench.command("gpu")
     @wrap

@@ -9,6 +9,7 @@ one-epoch models. Medians, ratios and parameter counts.
 
 from __future__ import annotations
 
+import os
 import statistics
 import tempfile
 import time
@@ -71,11 +72,24 @@ def _predict_tf(checkpoint: Path, lines: list[str], beam: int) -> float:
     return len(lines) / (time.perf_counter() - t)
 
 
+def checkpoint_facts(path: Path | None) -> dict[str, Any] | None:
+    """Which training state a timed checkpoint holds (step, epoch, its best validation metrics), for the record."""
+    if path is None:
+        return None
+    from ..checkpoint import load_checkpoint
+
+    ck = load_checkpoint(path)
+    best = (ck.get("meta") or {}).get("best_metrics") or {}
+    return {"path": str(path), "step": ck.get("step"), "epoch": ck.get("epoch"), "best_metrics": best}
+
+
 def measure_speed(opts: SpeedOptions, log: Callable[[str], None] = lambda _: None) -> dict[str, Any]:
-    """Interleaved repeats; returns per-repeat rates, their medians and the parameter counts."""
+    """Interleaved repeats; returns per-repeat rates, their medians, the parameter counts, what the timed
+    checkpoints hold, and the machine's load before and after (ratios are fair under load, absolute rates not)."""
     import torch
 
     torch.set_num_threads(opts.threads)
+    load_before = os.getloadavg()[0]
     src = read_lines(split_files(opts.built, opts.variant, "test_in")[0])[: opts.predict_lines]
     runs: dict[str, list[float]] = {k: [] for k in KEYS}
     params: dict[str, int] = {}
@@ -106,6 +120,12 @@ def measure_speed(opts: SpeedOptions, log: Callable[[str], None] = lambda _: Non
             "gnn": str(opts.gnn_checkpoint or "one-epoch"),
             "transformer": str(opts.tf_checkpoint or "one-epoch"),
         },
+        "checkpoint_facts": {
+            "gnn": checkpoint_facts(opts.gnn_checkpoint),
+            "transformer": checkpoint_facts(opts.tf_checkpoint),
+        },
+        "load_average_1min": [round(load_before, 2), round(os.getloadavg()[0], 2)],
+        "date_utc": time.strftime("%Y-%m-%dT%H:%MZ", time.gmtime()),
         "params": params,
         "median": {k: statistics.median(v) for k, v in runs.items()},
         "runs": runs,

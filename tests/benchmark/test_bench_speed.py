@@ -40,6 +40,8 @@ def test_speed_command_on_toy(tmp_path):
     assert data["predict_lines"] == 6 and all(v > 0 for v in data["median"].values())
     assert data["params"]["gnn"] > 0 and data["params"]["transformer"] > 0
     assert "| training (reactions/s) |" in res.output
+    assert data["command"].startswith("gnnca bench speed") and len(data["load_average_1min"]) == 2
+    assert data["checkpoint_facts"] == {"gnn": None, "transformer": None}  # the one-epoch models were timed
 
 
 @pytest.mark.integration
@@ -82,3 +84,13 @@ def test_memory_extrapolation(monkeypatch):
     assert res["train_fit"] == {"base_mib": 100.0, "mib_per_1k_lines": 10.0}
     assert res["train_extrapolated_mib_905175"] == round(100 + 0.01 * 905_175)
     assert "| epoch, extrapolated (+10.0 MiB / 1k) | 905,175 | 9152 |" in memory.memory_table(res)
+
+
+@pytest.mark.integration
+def test_timed_checkpoints_are_named_with_their_step(tmp_path):
+    """A trained checkpoint given to time prediction is recorded with the step and best metrics it holds."""
+    from gnn_chemalgebra.benchmark.speed import checkpoint_facts
+
+    facts = checkpoint_facts(Path("gnn_chemalgebra/checkpoints/gnn_default.pt"))
+    assert facts is not None and facts["path"].endswith("gnn_default.pt")
+    assert facts["epoch"] >= 1 and facts["best_metrics"]["EM"] > 50  # the bundled model (trained by epochs)
