@@ -28,7 +28,7 @@ from .ceilings import add_prefix_ceilings, ceiling_records
 from .errors import error_table
 from .gnn import TASKS, GnnOptions, gnn_records
 from .merge import STAGE_FILES, merged_records, write_outputs
-from .records import CEILING_MODELS, Key, Record, has_all, load_records, record_key, update_records
+from .records import CEILING_MODELS, LOCAL, Key, Record, has_all, load_records, record_key, update_records
 from .transformer import TransformerOptions, finished, transformer_records
 from .trivial import trivial_records
 
@@ -67,6 +67,21 @@ def resolve_variants(built: Path, names: Sequence[str], strict: bool = True) -> 
 
 def _keys(model: str, variant: str, settings: Sequence[str], training_data: str) -> list[Key]:
     return [(model, variant_short(variant), s, training_data) for s in settings]
+
+
+def gnn_step_floor(gnn: list[Record], variant: str, task: str, training_data: str) -> int | None:
+    """The GNN's optimiser steps on a cell (the floor of the Transformer's budget there), from the GNN records of
+    the same training data only: a GNN trained on the extra data (tens of thousands of steps) sets no floor for a
+    Transformer trained on the local reactions."""
+    steps = [
+        r.get("train_steps") or 0
+        for r in gnn
+        if r["model"] == "gnn"
+        and r["variant"] == variant_short(variant)
+        and r["setting"] in TASKS[task][2]
+        and (r.get("training_data") or LOCAL) == training_data
+    ]
+    return max(steps) if steps else None
 
 
 def run_stages(opts: BenchOptions) -> list[Record]:
@@ -119,9 +134,7 @@ def run_stages(opts: BenchOptions) -> list[Record]:
                 )
 
             def gnn_steps(variant: str, task: str) -> int | None:
-                steps = [r.get("train_steps") or 0 for r in gnn if r["model"] == "gnn"
-                         and r["variant"] == variant_short(variant) and r["setting"] in TASKS[task][2]]  # fmt: skip
-                return max(steps) if steps else None
+                return gnn_step_floor(gnn, variant, task, topts.training_data)
 
             update_records(
                 out / "transformer.json", transformer_records(topts, v, opts.command, gnn_steps, tf_done, log)

@@ -74,3 +74,21 @@ def test_a_run_trained_outside_the_bench_keeps_its_training_time(tmp_path: Path)
     recs = json.loads((tmp_path / "results" / "transformer.json").read_text())
     assert recs and all(r["steps"] == 3 for r in recs)
     assert all(r["train_s"] >= 5000.0 for r in recs)
+
+
+@pytest.mark.unit
+def test_the_step_floor_comes_from_the_gnn_of_the_same_training_data() -> None:
+    """The extra-data GNN's 53,160 steps on F_T1_x1 must not become the local Transformer's budget."""
+    from gnn_chemalgebra.benchmark.pipeline import gnn_step_floor
+
+    gnn = [
+        {"model": "gnn", "variant": "F_T1_x1", "setting": "test_cross", "train_steps": 4000},
+        {"model": "gnn", "variant": "F_T1_x1", "setting": "test_cross", "train_steps": 53160,
+         "training_data": "local+extra"},
+        {"model": "gnn_naive", "variant": "F_T1_x1", "setting": "test_in", "train_steps": 9999},
+        {"model": "gnn", "variant": "F_T1_x1", "setting": "test_in", "train_steps": 3000},
+    ]  # fmt: skip
+    assert gnn_step_floor(gnn, "ChemAlgebra_F_T1_x1", "cross", "local") == 4000
+    assert gnn_step_floor(gnn, "ChemAlgebra_F_T1_x1", "cross", "local+extra") == 53160
+    assert gnn_step_floor(gnn, "ChemAlgebra_F_T1_x1", "std", "local") == 3000
+    assert gnn_step_floor(gnn, "ChemAlgebra_F_T2_x1", "std", "local") is None
