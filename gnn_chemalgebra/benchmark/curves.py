@@ -95,12 +95,15 @@ def save_rows(curve: Curve, folder: Path) -> Path:
     """The run's validation rows as a small JSON-lines file (``<folder>/<slug>.jsonl``), so the figure can be
     redrawn from the repository after the run folder (checkpoints, gigabytes) is gone."""
     slug = re.sub(r"[^A-Za-z0-9]+", "_", f"{curve.panel} {curve.label}").strip("_").lower()
-    rows = [
-        {"step": s, **({"val/EM": e} if e is not None and not curve.is_transformer else {}),
-         **({"val/val_em": e} if e is not None and curve.is_transformer else {}),
-         **({TOKEN_ACC_KEY: t} if t is not None else {})}
-        for s, e, t in zip(curve.steps, curve.em, curve.token_acc, strict=True)
-    ]  # fmt: skip
+    em_key = EM_KEYS[0] if curve.is_transformer else EM_KEYS[1]
+    rows = []
+    for step, em, tok in zip(curve.steps, curve.em, curve.token_acc, strict=True):
+        row: dict[str, float] = {"step": step}
+        if em is not None:
+            row[em_key] = em
+        if tok is not None:
+            row[TOKEN_ACC_KEY] = tok
+        rows.append(row)
     path = Path(folder) / f"{slug}.jsonl"
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, "".join(json.dumps(r) + "\n" for r in rows))

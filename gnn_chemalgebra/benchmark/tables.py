@@ -149,7 +149,7 @@ def transformer_table(records: Sequence[Record]) -> str:
                 f"{_num(g.get('EM') if g else None)} | "
                 f"{float(r.get('decode_seconds') or 0.0):.0f} |"
             )
-            head = "| | | | | | | | | |"
+            head = "|" + " |" * head.count(" |")  # the run's columns blank on its further settings
     n_runs = f"{len(runs)} run{'s' * (len(runs) != 1)}"
     lines += [
         "",
