@@ -114,6 +114,20 @@ def test_check_and_export(bench, tmp_path):
     assert "| test_in |" in card.read_text() and "gnnca bench run" in card.read_text()
 
 
+def test_export_any_run_folder(bench, tmp_path):
+    root, _ = bench
+    dst = tmp_path / "plain.pt"
+    run = root / "runs" / "bench" / "F_T1_x1" / "gnn_std"
+    res = CliRunner().invoke(app, ["bench", "export", "--run", str(run), "--to", str(dst)])
+    assert res.exit_code == 0, res.output
+    from gnn_chemalgebra.checkpoint import load_checkpoint
+
+    ck = load_checkpoint(dst)
+    assert "optimizer" not in ck and ck["meta"]["test_metrics"] == [] and ck["meta"]["source_run"].endswith("best.pt")
+    res = CliRunner().invoke(app, ["bench", "export", "--to", str(dst)])
+    assert res.exit_code == 2 and "give --variant (a bench run) or --run" in res.output
+
+
 @pytest.mark.parametrize(
     "extra, message",
     [(["--stages", "gnn,typo"], "unknown stage 'typo'"), (["--variants", "F_T9_x1"], "unknown variant 'F_T9_x1'")],
