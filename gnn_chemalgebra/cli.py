@@ -317,6 +317,13 @@ def predict_cmd(
         1, "--beam", help="Top-k hypotheses (roles x product graphs) in --json under 'beam'; line = the best."
     ),
     coef_set: str = typer.Option("auto", "--coef-set", help="Type 2 prior: in | out | auto (from the input)."),
+    line_type: str = typer.Option(
+        "auto",
+        "--line-type",
+        help="How each line is read: auto (equal coefficients = Type 1: extent read off; unequal = Type 2: "
+        "products may already be present, extent from its posterior), 1 or 2 (every line; e.g. 2 for a Type-2 "
+        "benchmark file, whose lines can have equal coefficients too), model (the checkpoint's training type).",
+    ),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto."),
     batch_size: int = typer.Option(256, "--batch-size", min=1, help="Lines per network batch."),
     workers: int = typer.Option(
@@ -332,13 +339,21 @@ def predict_cmd(
     from .chem.bagfile import read_reaction_lines
     from .errors import InputError
     from .inference.predictor import Predictor
-    from .inference.run import COEF_SETS, decode_overrides, default_checkpoint, predict_inputs, resolve_extent
+    from .inference.run import (
+        COEF_SETS,
+        decode_overrides,
+        default_checkpoint,
+        line_vtype,
+        predict_inputs,
+        resolve_extent,
+    )
     from .progress import wanted
     from .training.device import select_device
 
     asked_extent, extent = extent, resolve_extent(extent, None if input == "-" else input)
     if coef_set not in COEF_SETS:
         raise InputError(f"--coef-set must be in, out or auto, got {coef_set!r}")
+    line_vtype([], line_type, 1)  # an unknown --line-type is one line, before any work
     if input == "-":
         lines, name = sys.stdin.read().splitlines(), "<stdin>"
     else:
@@ -375,6 +390,7 @@ def predict_cmd(
         skip_invalid=skip_invalid,
         progress=wanted(len(read.inputs), quiet=quiet),
         workers=workers,
+        line_type=line_type,
     )
     for r in res.records:
         typer.echo(json.dumps(r) if as_json else r["prediction"])

@@ -30,6 +30,7 @@ _BUNDLED = Path(__file__).resolve().parents[1] / "checkpoints"  # package data
 DEFAULT_CHECKPOINT = _BUNDLED / "gnn_default.pt"  # formula model
 SMILES_CHECKPOINT = _BUNDLED / "gnn_smiles_default.pt"  # SMILES model (pairs with edit_default.pt)
 COEF_SETS: tuple[str, ...] = ("auto", "in", "out")
+LINE_TYPES: tuple[str, ...] = ("auto", "1", "2", "model")
 
 
 def default_checkpoint(input_repr: str | None = None) -> Path:
@@ -68,6 +69,20 @@ def decode_overrides(settings: DecodeConfig, sets: Iterable[str]) -> DecodeConfi
             raise InputError(f"predict takes decode.* settings only (e.g. decode.balance_beam=8), got {item!r}")
     raw = apply_overrides({"decode": dataclasses.asdict(settings)}, sets)
     return parse_config(raw, source="--set").decode
+
+
+def line_vtype(terms: Sequence[Term], line_type: str, model_vtype: int) -> int:
+    """How a line is decoded: Type 1 (extent read off, every product new) or Type 2 (extent posterior, products
+    already present). ``auto``: equal coefficients are a Type-1 line (stoichiometric amounts, as in a Type-1
+    benchmark file), unequal ones a Type-2 line, whatever the checkpoint was trained on; ``1``/``2`` force one
+    type (a benchmark file of that type); ``model``: the type of the checkpoint's training variant."""
+    if line_type not in LINE_TYPES:
+        raise InputError(f"--line-type must be auto, 1, 2 or model, got {line_type!r}")
+    if line_type == "model":
+        return model_vtype
+    if line_type in ("1", "2"):
+        return int(line_type)
+    return 1 if len({t.coef for t in terms}) <= 1 else 2
 
 
 def to_example(inp: ReactionInput, model_repr: str, vtype: int, coef_set: str = "auto") -> BagExample:
@@ -127,13 +142,14 @@ def predict_inputs(
     skip_invalid: bool = True,
     progress: bool = False,
     workers: int = 1,
+    line_type: str = "auto",
 ) -> PredictResult:
     """Predict the lines :func:`~gnn_chemalgebra.chem.bagfile.read_reaction_lines` read. A line that the
     checkpoint cannot take (formulas for a SMILES model) is refused like an unreadable one (raised unless
     ``skip_invalid``). ``progress``: a bar on stderr (see :mod:`gnn_chemalgebra.progress`). ``workers > 1``:
     batches are predicted by that many processes (forked from this one on Linux; results in input order)."""
     with _frozen_heap():
-        args = (source_name, coef_set, beam, batch_size, skip_invalid, progress, workers)
+        args = (source_name, coef_set, beam, batch_size, skip_invalid, progress, workers, line_type)
         return _predict_inputs(read, predictor, *args)
 
 
@@ -162,13 +178,15 @@ def _predict_inputs(
     skip_invalid: bool,
     progress: bool,
     workers: int,
+    line_type: str,
 ) -> PredictResult:
     res = PredictResult(invalid=[str(e) for e in read.refused], repr=read.repr)
     examples: list[BagExample] = []
     numbers: list[int] = []
     for n, inp in read.inputs:
         try:
-            examples.append(to_example(inp, predictor.repr, predictor.vtype, coef_set))
+            vtype = line_vtype(inp.terms, line_type, predictor.vtype)
+            examples.append(to_example(inp, predictor.repr, vtype, coef_set))
         except InputError as err:
             if not skip_invalid:
                 raise err.located(source_name, n) from None
@@ -185,7 +203,7 @@ def _predict_inputs(
                 outs += predictor.predict(chunk, batch_size=batch_size, beam=beam)
                 b.update(len(chunk))
     for n, ex, o in zip(numbers, examples, outs, strict=True):
-        res.records.append({"line": n, "source": format_bag(ex.terms), "coef_set": ex.cset, **o})
+        res.records.append({"line": n, "source": format_bag(ex.terms), "coef_set": ex.cset, "line_type": ex.vtype, **o})
     return res
 
 
@@ -279,6 +297,7 @@ def predict_lines(
     skip_invalid: bool = False,
     beam: int = 1,
     batch_size: int = 256,
+    line_type: str = "auto",
 ) -> PredictResult:
     """Read and predict ``lines``: refused lines raise (located) unless ``skip_invalid``, then they are listed
     in ``invalid``. ``repr`` ``auto`` decides per line within one representation per input."""
@@ -291,4 +310,5 @@ def predict_lines(
         beam=beam,
         batch_size=batch_size,
         skip_invalid=skip_invalid,
+        line_type=line_type,
     )

@@ -112,6 +112,25 @@ def test_auto_extent_is_bayes_for_benchmark_source_files(tmp_path: Path) -> None
     assert resolve_extent("auto", None) == "limiting" and resolve_extent("bayes", None) == "bayes"
 
 
+def test_line_type_is_read_per_line() -> None:
+    from gnn_chemalgebra.chem.bag import parse_bag
+    from gnn_chemalgebra.inference.run import line_vtype
+
+    equal, unequal = parse_bag("{2}CCO.{2}CC(=O)O"), parse_bag("{2}CCO.{3}CC(=O)O")
+    assert (line_vtype(equal, "auto", 2), line_vtype(unequal, "auto", 1)) == (1, 2)
+    assert (line_vtype(equal, "2", 1), line_vtype(unequal, "1", 2), line_vtype(unequal, "model", 1)) == (2, 1, 1)
+    with pytest.raises(InputError, match="--line-type must be"):
+        line_vtype(equal, "3", 1)
+    recs = [
+        json.loads(x) for x in _predict(["--json", "--extent", "bayes"], "CCO.CC(=O)O\n" + AMOUNTS).stdout.splitlines()
+    ]
+    assert [r["line_type"] for r in recs] == [1, 2]
+    forced = _predict(["--json", "--extent", "bayes", "--line-type", "2"], "CCO.CC(=O)O\n").stdout
+    assert json.loads(forced)["line_type"] == 2
+    res = _predict(["--line-type", "3"], AMOUNTS + "\n")
+    assert res.exit_code == 2 and "--line-type must be" in res.stderr
+
+
 def test_decode_settings_come_from_the_checkpoint_and_set(tmp_path: Path) -> None:
     assert Predictor.from_checkpoint(str(DEFAULT_CHECKPOINT)).settings == DecodeConfig()  # no section: defaults
     ck = torch.load(DEFAULT_CHECKPOINT, map_location="cpu", weights_only=True)

@@ -1,0 +1,57 @@
+"""EM and the first cause of every miss (roles, leftover, main product, extent) of one checkpoint on a test split:
+the breakdown of `results/gnn_errors.md` for any model, the bundled ones included (no checkpoint = bundled).
+
+    python scripts/error_breakdown.py --built built/extra --variant ChemAlgebra_F_T2_x1 --limit 500 \
+        --out results/bundled_errors.jsonl
+"""
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+from gnn_chemalgebra.benchmark.errors import error_counts
+from gnn_chemalgebra.data.dataset import load_examples
+from gnn_chemalgebra.data.layout import variant_props
+from gnn_chemalgebra.evaluation.metrics import evaluate_lines
+from gnn_chemalgebra.inference.predictor import Predictor
+from gnn_chemalgebra.inference.run import default_checkpoint
+
+ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+ap.add_argument("--checkpoint", help="GNN checkpoint (default: the bundled one for the variant's representation)")
+ap.add_argument("--edit-checkpoint", help="SMILES: bond-edit model (default: the GNN's own pairing)")
+ap.add_argument("--built", type=Path, required=True)
+ap.add_argument("--variant", required=True)
+ap.add_argument("--split", default="test_in")
+ap.add_argument("--limit", type=int, default=0, help="first N lines only (0 = all)")
+ap.add_argument("--beam", type=int, default=5, help="main-product beam of the SMILES decoder (top-5 accuracy)")
+ap.add_argument("--out", type=Path, help="append the record (one JSON line) to this file")
+a = ap.parse_args()
+
+repr_ = str(variant_props(a.variant)["repr"])
+ckpt = a.checkpoint or str(default_checkpoint(repr_))
+examples = load_examples(a.built, a.variant, a.split, a.limit or None)
+t0 = time.perf_counter()
+reports = Predictor.from_checkpoint(ckpt, edit_checkpoint=a.edit_checkpoint).predict(
+    examples, batch_size=256, beam=a.beam if repr_ == "smiles" else 1
+)
+seconds = time.perf_counter() - t0
+lines, tgts = [r["prediction"] for r in reports], [ex.tgt or "" for ex in examples]
+flags = [evaluate_lines([p], [t], repr_)["EM"] == 100.0 for p, t in zip(lines, tgts, strict=True)]
+counts = error_counts(examples, reports, flags)
+n = len(examples)
+rec = {
+    "checkpoint": ckpt,
+    "variant": a.variant,
+    "split": a.split,
+    "n": n,
+    "EM": round(evaluate_lines(lines, tgts, repr_)["EM"], 2),
+    "first_cause_pct": {k: round(100.0 * v / n, 2) for k, v in counts["first_cause"].items()},
+    "errors": counts,
+    "predict_s": round(seconds, 1),
+}
+print(json.dumps(rec))
+if a.out:
+    a.out.parent.mkdir(parents=True, exist_ok=True)
+    with open(a.out, "a", encoding="utf-8") as fh:
+        fh.write(json.dumps(rec) + "\n")
