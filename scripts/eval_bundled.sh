@@ -4,17 +4,19 @@
 # and the first NS lines of the SMILES ones. Empty checkpoint arguments = the bundled models (no --checkpoint).
 #   scripts/eval_bundled.sh BUILT OUT [FORMULA.pt] [SMILES.pt] [EDIT.pt]
 #   FULL=1 NS=2000 scripts/eval_bundled.sh built/extra results/bundled_eval
+# Type-2 files are read with --line-type auto (equal coefficients = Type 1) unless LT=2; PARTS=F or S: one only.
 set -euo pipefail
 built=$1 out=$2 fck=${3:-} sck=${4:-} eck=${5:-}
 mkdir -p "$out"
 score() {  # variant split n checkpoint-args...
   local v=$1 s=$2 n=$3; shift 3
   local repr=formula; case $v in S_*) repr=smiles;; esac
-  local d=$built/ChemAlgebra_$v tag=${v}_${s}_${n}
+  local lt=auto; case $v in *_T2_*) lt=${LT:-auto};; esac  # LT=2: read every Type-2 line as Type 2
+  local d=$built/ChemAlgebra_$v tag=${v}_${s}_${n}${LT:+_lt$LT}
   if [ "$n" = 0 ]; then cp "$d/src-$s.txt" "$out/src-$tag.txt"; cp "$d/tgt-$s.txt" "$out/tgt-$tag.txt"
   else head -n "$n" "$d/src-$s.txt" > "$out/src-$tag.txt"; head -n "$n" "$d/tgt-$s.txt" > "$out/tgt-$tag.txt"; fi
   local t0=$SECONDS
-  gnnca predict "$out/src-$tag.txt" --extent bayes "$@" > "$out/pred-$tag.txt" 2> "$out/predict-$tag.log"
+  gnnca predict "$out/src-$tag.txt" --extent bayes --line-type "$lt" "$@" > "$out/pred-$tag.txt" 2> "$out/predict-$tag.log"
   gnnca evaluate --pred "$out/pred-$tag.txt" --tgt "$out/tgt-$tag.txt" --src "$out/src-$tag.txt" --repr "$repr" --json -q \
     > "$out/eval-$tag.json"
   python -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], 'EM', round(d['EM'], 2), 'n', sys.argv[3], 'wall_s', sys.argv[4])" \
@@ -22,9 +24,16 @@ score() {  # variant split n checkpoint-args...
 }
 fargs=(); [ -n "$fck" ] && fargs=(--checkpoint "$fck")
 sargs=(); [ -n "$sck" ] && sargs=(--checkpoint "$sck"); [ -n "$eck" ] && sargs+=(--edit-checkpoint "$eck")
-score F_T2_x1 test_in 500 "${fargs[@]}"
-score S_T2_x1 test_in 200 "${sargs[@]}"
-if [ "${FULL:-0}" = 1 ]; then
-  for v in F_T1_x1 F_T2_x1; do for s in test_in test_out test_cross; do score $v $s 0 "${fargs[@]}"; done; done
-  for v in S_T1_x1 S_T2_x1; do for s in test_in test_out test_cross; do score $v $s "${NS:-2000}" "${sargs[@]}"; done; done
+parts=${PARTS:-F S}  # PARTS=F or PARTS=S: one representation only
+if [[ $parts == *F* ]]; then
+  score F_T2_x1 test_in 500 "${fargs[@]}"
+  if [ "${FULL:-0}" = 1 ]; then
+    for v in F_T1_x1 F_T2_x1; do for s in test_in test_out test_cross; do score $v $s 0 "${fargs[@]}"; done; done
+  fi
+fi
+if [[ $parts == *S* ]]; then
+  score S_T2_x1 test_in 200 "${sargs[@]}"
+  if [ "${FULL:-0}" = 1 ]; then
+    for v in S_T1_x1 S_T2_x1; do for s in test_in test_out test_cross; do score $v $s "${NS:-2000}" "${sargs[@]}"; done; done
+  fi
 fi

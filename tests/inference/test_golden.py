@@ -1,7 +1,8 @@
 """Refactors and speed-ups must not move a single byte of what the bundled models predict.
 
-``golden/*.out`` were written by ``gnnca predict golden/X.in`` with the bundled checkpoints at the commit that
-added them (before the package was reorganised); every later version must reproduce them exactly.
+``golden/*.out`` were written by ``gnnca predict golden/X.in --extent bayes`` with the bundled checkpoints (last
+written when the bundled models became the mixed Type-1 + Type-2 models of issue 14.6, with ``--line-type auto``);
+every later version must reproduce them exactly until the bundled models change again.
 """
 
 from __future__ import annotations
