@@ -34,6 +34,6 @@ fi
 if [[ $parts == *S* ]]; then
   score S_T2_x1 test_in 200 "${sargs[@]}"
   if [ "${FULL:-0}" = 1 ]; then
-    for v in S_T1_x1 S_T2_x1; do for s in test_in test_out test_cross; do score $v $s "${NS:-2000}" "${sargs[@]}"; done; done
+    for v in ${SVARIANTS:-S_T1_x1 S_T2_x1}; do for s in test_in test_out test_cross; do score $v $s "${NS:-2000}" "${sargs[@]}"; done; done
   fi
 fi
