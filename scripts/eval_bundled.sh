@@ -13,12 +13,14 @@ score() {  # variant split n checkpoint-args...
   local repr=formula; case $v in S_*) repr=smiles;; esac
   local lt=auto; case $v in *_T2_*) lt=${LT:-auto};; esac  # LT=2: read every Type-2 line as Type 2
   local d=$built/ChemAlgebra_$v tag=${v}_${s}_${n}${LT:+_lt$LT}
-  if [ "$n" = 0 ]; then cp "$d/src-$s.txt" "$out/src-$tag.txt"; cp "$d/tgt-$s.txt" "$out/tgt-$tag.txt"
-  else head -n "$n" "$d/src-$s.txt" > "$out/src-$tag.txt"; head -n "$n" "$d/tgt-$s.txt" > "$out/tgt-$tag.txt"; fi
+  local src=$d/src-$s.txt tgt=$d/tgt-$s.txt
+  if [ "$n" != 0 ]; then  # a prefix: the first n lines
+    head -n "$n" "$src" > "$out/src-$tag.txt"; head -n "$n" "$tgt" > "$out/tgt-$tag.txt"
+    src=$out/src-$tag.txt tgt=$out/tgt-$tag.txt
+  fi
   local t0=$SECONDS
-  gnnca predict "$out/src-$tag.txt" --extent bayes --line-type "$lt" "$@" > "$out/pred-$tag.txt" 2> "$out/predict-$tag.log"
-  gnnca evaluate --pred "$out/pred-$tag.txt" --tgt "$out/tgt-$tag.txt" --src "$out/src-$tag.txt" --repr "$repr" --json -q \
-    > "$out/eval-$tag.json"
+  gnnca predict "$src" --extent bayes --line-type "$lt" "$@" > "$out/pred-$tag.txt" 2> "$out/predict-$tag.log"
+  gnnca evaluate --pred "$out/pred-$tag.txt" --tgt "$tgt" --src "$src" --repr "$repr" --json -q > "$out/eval-$tag.json"
   python -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], 'EM', round(d['EM'], 2), 'n', sys.argv[3], 'wall_s', sys.argv[4])" \
     "$out/eval-$tag.json" "$tag" "$n" "$((SECONDS - t0))" | tee -a "$out/summary.txt"
 }

@@ -13,8 +13,16 @@ from pathlib import Path
 from typing import Any
 
 from ..data.layout import VARIANTS, variant_short
+from ..evaluation.metrics import evaluate_lines
 
 CAUSES: tuple[str, ...] = ("roles", "leftover", "main", "extent")
+
+
+def report_errors(examples: Sequence[Any], reports: Sequence[dict[str, Any]], repr_: str) -> dict[str, Any]:
+    """:func:`error_counts` of the predictor's ``reports`` on labelled ``examples``, each line scored alone."""
+    tgts = [ex.tgt or "" for ex in examples]
+    flags = [evaluate_lines([r["prediction"]], [t], repr_)["EM"] == 100.0 for r, t in zip(reports, tgts, strict=True)]
+    return error_counts(examples, reports, flags)
 
 
 def error_counts(

@@ -23,7 +23,7 @@ from ..data.layout import variant_props, variant_short
 from ..evaluation.metrics import evaluate_lines
 from ..inference.report import count_fallbacks
 from ..io import atomic_write_json, atomic_write_lines, read_lines
-from .errors import error_counts, main_accuracy
+from .errors import main_accuracy, report_errors
 from .records import LOCAL, METRICS, Record, read_marker, write_marker
 from .train import train_model
 
@@ -155,10 +155,8 @@ def predict_setting(opts: GnnOptions, variant: str, model: str, run_dir: Path, s
         info["fallback"] = count_fallbacks(reports)
     lines = [r["prediction"] for r in reports]
     if model == "gnn":
-        tgts = [ex.tgt or "" for ex in exs]
-        flags = [evaluate_lines([p], [t], repr_)["EM"] == 100.0 for p, t in zip(lines, tgts, strict=True)]  # type: ignore[arg-type]
         atomic_write_json(
-            run_dir / f"errors-{setting}.json", {**error_counts(exs, reports, flags), "balanced": info["balanced"]}
+            run_dir / f"errors-{setting}.json", {**report_errors(exs, reports, repr_), "balanced": info["balanced"]}
         )
     atomic_write_json(run_dir / f"predict-{setting}.json", info)
     atomic_write_lines(p_file, lines)  # last: its presence means the setting is done
