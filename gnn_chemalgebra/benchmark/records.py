@@ -20,6 +20,7 @@ already in its results file when resuming.
 
 from __future__ import annotations
 
+import fcntl
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -83,9 +84,16 @@ def save_records(path: str | Path, records: Sequence[Record]) -> None:
 
 
 def update_records(path: str | Path, new: Iterable[Record]) -> list[Record]:
-    """Merge ``new`` into the results file and save it at once, so an interrupted stage keeps what it finished."""
-    merged = merge_records(load_records(path), new)
-    save_records(path, merged)
+    """Merge ``new`` into the results file and save it at once, so an interrupted stage keeps what it finished.
+
+    The read-merge-write holds an exclusive lock on a sidecar file: two bench runs (one per core) that finish
+    together must not drop each other's records."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path.with_name(path.name + ".lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        merged = merge_records(load_records(path), new)
+        save_records(path, merged)
     return merged
 
 

@@ -22,7 +22,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ..algebra.extent import S_IN, S_OUT
-from ..algebra.roles import ROLE_NU
+from ..algebra.roles import ROLE_NU, role_class
 from ..chem.bag import Term
 from ..chem.composition import CHARGE_KEY, closed_shell_possible
 from ..chem.formula import write_formula
@@ -292,19 +292,30 @@ class Decoder:
 
     def plausible_main(self, d: Decoded) -> bool:
         """USPTO main products are organic and the largest new product (99.95% / 99.98% of the local training
-        reactions): a hypothesis whose remainder has no carbon, or is smaller than its leftover, ranks later."""
+        reactions): a hypothesis whose remainder has no carbon, or is smaller than its leftover, ranks later.
+        Unless the main product is already in the source (a Type-2 line, role "product present"): then the
+        remainder is a by-product (HBr, H2O, ...) and any composition the algebra leaves is acceptable."""
         if d.main_product is None:
             return True
         main = self._comp(d.main_product)
+        size = self._atoms(main)
+        if any(
+            n > 0 and m != d.main_product and "C" in (c := self._comp(m)) and self._atoms(c) >= size
+            for m, n in d.nu.items()
+        ):
+            return True
         if "C" not in main:
             return False
         if self.settings.valence_check and self.repr == "formula" and closed_shell_possible(main) is False:
             return False
-        size = sum(v for k, v in main.items() if k != CHARGE_KEY)
         for m, _ in d.new_products:
-            if m != d.main_product and sum(v for k, v in self._comp(m).items() if k != CHARGE_KEY) > size:
+            if m != d.main_product and self._atoms(self._comp(m)) > size:
                 return False
         return True
+
+    @staticmethod
+    def _atoms(comp: Any) -> int:
+        return sum(v for k, v in comp.items() if k != CHARGE_KEY)
 
     def weigh_evidence(self, ex: BagExample, rule: str = "bayes") -> bool:
         """Type 2 under the benchmark's rule: weigh role hypotheses by the likelihood of the written coefficients
@@ -333,7 +344,7 @@ class Decoder:
         hyps = kbest_rows(lo.logp, max(beam, self.settings.balance_beam))
         scorer = scorer if (ex.vtype == 2 and rule == "bayes") else None
         if self.edit is not None:
-            ranked = self._decode_with_edits(ex, hyps, beam, scorer, rule)
+            ranked = self._decode_with_edits(ex, hyps, beam, scorer, rule, lo.logp)
         else:
             ranked = self._decode_roles(ex, lo, hyps, beam, scorer, rule, left_cands, vocab_extras)
         best = ranked[0]
@@ -430,9 +441,16 @@ class Decoder:
         beam: int,
         scorer: Any,
         rule: str = "bayes",
+        logp: Sequence[Sequence[float]] | None = None,
     ) -> list[Hypothesis]:
         """Role hypotheses (most likely first) x the edit decoder's product sets; the score adds both
-        log-probabilities. Stops at the first hypothesis that yields a balanced, plausible decoding."""
+        log-probabilities. Stops at the first hypothesis that yields a balanced, plausible decoding.
+
+        With the role head's ``logp``, the role part of the score is that of the roles the decoding *writes*
+        (:meth:`written_role_score`), not of the assignment that chose the reactants: a product set that does not
+        make a molecule the head calls "product already present" pays for it (Type 2), and one that makes a
+        molecule the head calls a reagent too. The assignment's score stays a bound (it is the best one of its
+        reactant set), so the early stop is unchanged."""
         decs: list[Hypothesis] = []
         weigh = self.weigh_evidence(ex, rule)
         seen: set[tuple[str, ...]] = set()
@@ -441,6 +459,9 @@ class Decoder:
             if not reactants or tuple(reactants) in seen:
                 continue
             seen.add(tuple(reactants))
+            if logp is not None and (present := self.present_products(ex, assign, nu, scorer, rule)) is not None:
+                role_s = self.written_role_score(ex, present, logp)
+                decs.append(Hypothesis(role_s + (self.evidence(present) if weigh else 0.0), present, tuple(assign)))
             sets = self.edit_product_sets([(reactants, reagents)])[0]
             best_ok = float("-inf")  # best acceptable score of this reactant set (unweighed top-1 only)
             for prods, es in sets:
@@ -450,7 +471,8 @@ class Decoder:
                 )
                 d.main_product = self.main_of([m for m in prods if m not in ex.mols])
                 others = tuple(m for m in prods if m not in ex.mols and m != d.main_product)
-                decs.append(Hypothesis(rs + es + (self.evidence(d) if weigh else 0.0), d, tuple(assign), others))
+                role_s = rs if logp is None else self.written_role_score(ex, d, logp)
+                decs.append(Hypothesis(role_s + es + (self.evidence(d) if weigh else 0.0), d, tuple(assign), others))
                 if beam <= 1 and not weigh and self.acceptable(d):
                     # no later set scores above rs + bound, and an equal one ranks after: the top-1 is settled
                     best_ok = max(best_ok, decs[-1].score)
@@ -468,6 +490,29 @@ class Decoder:
             decs.append(Hypothesis(float("-inf"), self.no_reaction(ex, why)))
         order = sorted(range(len(decs)), key=lambda i: (not self.acceptable(decs[i][1]), -decs[i][0]))
         return [decs[i] for i in order][: max(beam, 1)]
+
+    def present_products(
+        self, ex: BagExample, assign: Sequence[int], nu: dict[str, int], scorer: Any, rule: str
+    ) -> Decoded | None:
+        """Type 2: the products the role head says are already in the source, with the exact remainder as a
+        vocabulary by-product (HBr, H2O, ...) or nothing -- no new graph needed, so the edit model cannot miss it.
+        ``None`` when the head names no such product or that line is not acceptable (then the edit sets decide).
+        It enters the ranking with no edit-model cost: a balanced line that makes exactly the products the head
+        named is the head's own reading."""
+        present = [m for m, j in zip(ex.mols, assign, strict=True) if ROLE_NU[j] > 0]
+        if not present:
+            return None
+        comps = {m: self._comp(m) for m in ex.mols}
+        d = decode_bag(
+            ex.terms, nu, present, comps, self.repr, ex.vtype, ex.cset,
+            comp_lookup=self.comp_lookup, extent_scorer=scorer, extent_rule=rule,
+        )  # fmt: skip
+        return d if d.xi > 0 and d.balanced and self.acceptable(d) else None
+
+    @staticmethod
+    def written_role_score(ex: BagExample, d: Decoded, logp: Sequence[Sequence[float]]) -> float:
+        """The role head's log-probability of the roles a decoding writes (each input molecule's ``nu``)."""
+        return sum(row[role_class(d.nu.get(m, 0))] for m, row in zip(ex.mols, logp, strict=True))
 
     def no_reaction(self, ex: BagExample, why: str) -> Decoded:
         """The source copied unchanged (nothing consumed): balanced, and reported under ``not_covered``."""

@@ -53,6 +53,21 @@ def test_update_is_atomic_and_cumulative(tmp_path):
     assert not list(path.parent.glob("*.tmp*"))
 
 
+def test_concurrent_updates_keep_every_record(tmp_path):
+    """Two bench runs (one per core) that finish together must not drop each other's records."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    path = tmp_path / "transformer.json"
+
+    def add(i: int) -> None:
+        for j in range(6):
+            update_records(path, [_rec(f"m{i}", f"s{j}")])
+
+    with ThreadPoolExecutor(6) as pool:
+        list(pool.map(add, range(6)))
+    assert len(load_records(path)) == 36
+
+
 @pytest.mark.parametrize(
     "text, reason",
     [("{", "not JSON"), ('{"records": 3}', "expected a list"), ('[{"model": "gnn"}]', "'variant'"), ("[1]", "object")],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from gnn_chemalgebra.algebra.roles import role_name
+from gnn_chemalgebra.algebra.roles import ROLE_NU, role_name
 from gnn_chemalgebra.chem.bag import Term, format_bag
 from gnn_chemalgebra.chem.molecule import composition
 from gnn_chemalgebra.data.dataset import ExtraVocab, example_from_terms
@@ -104,3 +104,51 @@ def test_settings_are_settable_through_the_predictor() -> None:
         pred.extent = "most"
     with pytest.raises(InputError, match="built in memory"):
         pred.spec()  # workers reload a predictor from its checkpoint; an in-memory one has none
+
+
+def test_a_main_product_already_in_the_source_leaves_a_by_product_remainder() -> None:
+    """Type 2, first F_T2_x1 test line of this kind: the amine C12H13N5O2 is already in the source (role
+    "product present"), so the remainder of bromide + ammonia is HBr. That is plausible only because an organic
+    product at least as large is present; the same carbon-free remainder without it still ranks later."""
+    pred = Predictor.build(TINY, Featurizer("formula"), ExtraVocab([]), 2)
+    dec = pred.decoder
+    terms = [Term(3, "C12H13N5O2"), Term(3, "C12H11BrN4O2"), Term(4, "H3N")]
+    comps = {t.mol: composition(t.mol, "formula") for t in terms}
+    nu = {"C12H13N5O2": 1, "C12H11BrN4O2": -1, "H3N": -1}
+    d = decode_bag(terms, nu, [], comps, "formula", 2, "in")
+    assert d.balanced and d.main_product == "HBr" and dec.acceptable(d)
+    spectator = decode_bag(terms, {**nu, "C12H13N5O2": 0}, [], comps, "formula", 2, "in")
+    assert spectator.main_product == "C12H14BrN5O2" and dec.acceptable(spectator)
+    no_product = decode_bag(
+        [Term(2, "HBr"), Term(2, "H3N")],
+        {"HBr": -1, "H3N": -1},
+        [],
+        {m: composition(m, "formula") for m in ("HBr", "H3N")},
+        "formula",
+        2,
+        "in",
+    )
+    assert no_product.main_product is not None and not dec.acceptable(no_product)
+
+
+@pytest.mark.parametrize(("vocab", "found"), [(["Cl"], True), ([], False)])
+def test_present_products_need_no_new_graph(vocab: list[str], found: bool) -> None:
+    """SMILES, Type 2: the amide is already in the source; the head's reading (acid chloride and amine consumed,
+    amide a product) balances with HCl from the by-product vocabulary, without the edit model. Without HCl in
+    the vocabulary the remainder has no molecule, and the edit model's product sets decide instead."""
+    pred = Predictor.build(TINY, Featurizer("smiles"), ExtraVocab(vocab), 2)
+    dec = pred.decoder
+    ex = example_from_terms([Term(3, "CC(=O)Cl"), Term(2, "NCc1ccccc1"), Term(1, "CC(=O)NCc1ccccc1")], vtype=2)
+    role = {"CC(=O)Cl": -1, "NCc1ccccc1": -1, "CC(=O)NCc1ccccc1": 1}
+    assign = tuple(ROLE_NU.index(role[m]) for m in ex.mols)
+    nu, _, _ = dec.consumed(ex, assign)
+    d = dec.present_products(ex, assign, nu, None, "bayes")
+    assert (d is not None) is found
+    if found:
+        assert d.balanced and d.xi >= 1 and d.new_products == [("Cl", 1)] and d.nu["CC(=O)NCc1ccccc1"] == 1
+        logp = [[-9.0] * len(ROLE_NU) for _ in ex.mols]
+        for row, j in zip(logp, assign, strict=True):
+            row[j] = -0.5
+        assert dec.written_role_score(ex, d, logp) == pytest.approx(-1.5)
+    spectator = tuple(ROLE_NU.index(min(role[m], 0)) for m in ex.mols)
+    assert dec.present_products(ex, spectator, nu, None, "bayes") is None

@@ -1,8 +1,9 @@
 """Refactors and speed-ups must not move a single byte of what the bundled models predict.
 
-``golden/*.out`` were written by ``gnnca predict golden/X.in --extent bayes`` with the bundled checkpoints (last
-written when the bundled models became the mixed Type-1 + Type-2 models of issue 14.6, with ``--line-type auto``);
-every later version must reproduce them exactly until the bundled models change again.
+``golden/*.out`` were written by ``gnnca predict golden/X.in --extent bayes`` with the bundled checkpoints (the
+mixed Type-1 + Type-2 models of issue 14.6, ``--line-type auto``; the Type-2 files last rewritten when the decoder
+accepted a by-product remainder beside a main product already in the source); every later version must reproduce
+them exactly until the bundled models or the decoder's search change again.
 """
 
 from __future__ import annotations
