@@ -5,6 +5,8 @@
 #   scripts/eval_bundled.sh BUILT OUT [FORMULA.pt] [SMILES.pt] [EDIT.pt]
 #   FULL=1 NS=2000 scripts/eval_bundled.sh built/extra results/bundled_eval
 # Type-2 files are read with --line-type auto (equal coefficients = Type 1) unless LT=2; PARTS=F or S: one only.
+# FVARIANTS / SVARIANTS / SETTINGS: other variants and settings for FULL=1 (e.g. the x5 files, SETTINGS="test_in
+# test_out"); scripts/bundled_records.py turns the eval-*.json files into benchmark records.
 set -euo pipefail
 built=$1 out=$2 fck=${3:-} sck=${4:-} eck=${5:-}
 mkdir -p "$out"
@@ -30,12 +32,16 @@ parts=${PARTS:-F S}  # PARTS=F or PARTS=S: one representation only
 if [[ $parts == *F* ]]; then
   score F_T2_x1 test_in 500 "${fargs[@]}"
   if [ "${FULL:-0}" = 1 ]; then
-    for v in F_T1_x1 F_T2_x1; do for s in test_in test_out test_cross; do score $v $s 0 "${fargs[@]}"; done; done
+    for v in ${FVARIANTS:-F_T1_x1 F_T2_x1}; do for s in ${SETTINGS:-test_in test_out test_cross}; do
+      score $v $s 0 "${fargs[@]}"
+    done; done
   fi
 fi
 if [[ $parts == *S* ]]; then
   score S_T2_x1 test_in 200 "${sargs[@]}"
   if [ "${FULL:-0}" = 1 ]; then
-    for v in ${SVARIANTS:-S_T1_x1 S_T2_x1}; do for s in test_in test_out test_cross; do score $v $s "${NS:-2000}" "${sargs[@]}"; done; done
+    for v in ${SVARIANTS:-S_T1_x1 S_T2_x1}; do for s in ${SETTINGS:-test_in test_out test_cross}; do
+      score $v $s "${NS:-2000}" "${sargs[@]}"
+    done; done
   fi
 fi
