@@ -11,10 +11,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import InputError
+from .text import WHITESPACE
 
 _TERM = re.compile(r"^\{([^{}]*)\}(.*)$", re.DOTALL)
 _POSITIVE_INT = re.compile(r"[0-9]+")
-_SPACE = re.compile(r"\s")  # what str.isspace() calls whitespace, any character
 # Coefficients fit a signed 64-bit integer (tensors), and int() never meets a huge digit string.
 MAX_COEF = 2**63 - 1
 
@@ -37,7 +37,7 @@ def parse_term(text: str, *, default_coef: int | None = None) -> Term:
     """Parse one ``{k}MOL`` term; ``default_coef`` allows a bare ``MOL`` (used by ``gnnca predict``)."""
     if text == "":
         raise InputError("empty term (two '.' in a row, or a leading/trailing '.')", term=text)
-    if _SPACE.search(text):
+    if WHITESPACE.search(text):
         raise InputError("whitespace inside a term", term=text)
     if not text.startswith("{"):
         if "{" in text or "}" in text:

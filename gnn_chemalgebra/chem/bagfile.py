@@ -19,6 +19,7 @@ from ..errors import InputError
 from .bag import Bag, Term, parse_bag
 from .molecule import REPRS, Repr, canonical
 from .smiles import shared_mol, unmapped_canonical
+from .text import WHITESPACE
 
 E = TypeVar("E", bound=InputError)
 
@@ -148,7 +149,6 @@ def read_bag_file(
 # --------------------------------------------------------------------------- ``gnnca predict`` input lines
 INPUT_REPRS: tuple[str, ...] = ("auto", *REPRS)
 _ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
-_SPACE = re.compile(r"\s")  # what str.isspace() calls whitespace, any character
 
 
 class ReactionInput(NamedTuple):
@@ -189,7 +189,7 @@ def _bag_terms(text: str) -> tuple[list[Term], bool]:
     body = text.strip()
     if body == "":
         raise InputError("empty line: nothing to predict from")
-    if _SPACE.search(body):
+    if WHITESPACE.search(body):
         raise InputError("whitespace inside the input line", term=body)
     if not _ARROW.search(body):
         return parse_bag(body, default_coef=1), False

@@ -35,6 +35,7 @@ from typing import Literal
 
 from ..errors import ChemistryError
 from .composition import CHARGE_KEY, charge_suffix
+from .text import WHITESPACE
 
 ELEMENTS = frozenset(
     """H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr
@@ -48,7 +49,6 @@ NOTATIONS: tuple[str, ...] = ("rdkit", "extended", "textbook")
 
 _ELEMENT = re.compile(r"[A-Z][a-z]?")
 _DIGITS = re.compile(r"[0-9]*")
-_SPACE = re.compile(r"\s")  # what str.isspace() calls whitespace, any character
 _CHARGE = re.compile(r"([+-])([0-9]*)\Z")
 # Explicit charge forms of the extended notations: SO4^2-, SO4^-2, SO4{2-}, SO4{-2}, SO4^-, SO4{-}.
 _EXPLICIT_CHARGE = (
@@ -231,7 +231,7 @@ def parse_formula(formula: str, *, notation: Notation = "rdkit") -> Counter:
         raise ValueError(f"unknown formula notation {notation!r}; expected one of {', '.join(NOTATIONS)}")
     if not formula:
         raise ChemistryError("empty formula", term=formula)
-    if _SPACE.search(formula):
+    if WHITESPACE.search(formula):
         raise ChemistryError("whitespace inside a formula", term=formula)
     if notation == "rdkit" and "[" in formula:
         raise ChemistryError(

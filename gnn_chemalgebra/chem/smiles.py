@@ -8,11 +8,11 @@ from functools import lru_cache
 from rdkit import Chem, RDLogger
 
 from ..errors import ChemistryError
+from .text import WHITESPACE
 
 RDLogger.DisableLog("rdApp.*")
 
 _REACTION_ARROW = re.compile(r"(?<!-)>")
-_SPACE = re.compile(r"\s")  # what str.isspace() calls whitespace, any character
 
 
 def mol_from_smiles(smiles: str, *, sanitize: bool = True) -> Chem.Mol:
@@ -23,7 +23,7 @@ def mol_from_smiles(smiles: str, *, sanitize: bool = True) -> Chem.Mol:
     """
     if not smiles:
         raise ChemistryError("empty SMILES", term=smiles)
-    if _SPACE.search(smiles):
+    if WHITESPACE.search(smiles):
         raise ChemistryError("whitespace inside a SMILES", term=smiles)
     if "\x00" in smiles:
         raise ChemistryError("NUL character inside a SMILES", term=smiles)
