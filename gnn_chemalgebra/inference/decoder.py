@@ -7,8 +7,9 @@ limiting reactant is consumed), output = source + xi * nu.
 SMILES mode with a bond-edit model attached (``edit``): the role head decides which molecules are consumed, the
 edit decoder proposes the new product GRAPHS over their atoms (plus the exact leftover chain), and the algebra
 does the rest; every hypothesis is scored by the role head's probability of the roles it writes, and on Type-2
-lines the head's own reading (products already in the source, a vocabulary by-product as remainder) competes too. Without an edit model the main product is emitted only when its composition matches a vocabulary
-molecule; otherwise the line is written without it and reported under ``not_covered``.
+lines the head's own reading (products already in the source, a vocabulary by-product as remainder) competes
+too. Without an edit model the main product is emitted only when its composition matches a vocabulary molecule;
+otherwise the line is written without it and reported under ``not_covered``.
 When no hypothesis balances, the chosen line is the source copied (no reaction) and the result is a *fallback*.
 """
 
