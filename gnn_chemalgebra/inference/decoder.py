@@ -30,7 +30,7 @@ from ..chem.composition import CHARGE_KEY, closed_shell_possible
 from ..chem.formula import write_formula
 from ..chem.molecule import composition
 from ..config import DecodeConfig
-from ..data.dataset import BagExample, ExtraVocab, vocab_compositions
+from ..data.dataset import BagExample, ExtraVocab, atom_count, vocab_compositions
 from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, Featurizer
 from ..errors import ChemAlgebraError, InputError
 from ..models.gnn import CHARGE_SHIFT
@@ -300,9 +300,9 @@ class Decoder:
         if d.main_product is None:
             return True
         main = self._comp(d.main_product)
-        size = self._atoms(main)
+        size = atom_count(main)
         if any(
-            n > 0 and m != d.main_product and "C" in (c := self._comp(m)) and self._atoms(c) >= size
+            n > 0 and m != d.main_product and "C" in (c := self._comp(m)) and atom_count(c) >= size
             for m, n in d.nu.items()
         ):
             return True
@@ -311,13 +311,9 @@ class Decoder:
         if self.settings.valence_check and self.repr == "formula" and closed_shell_possible(main) is False:
             return False
         for m, _ in d.new_products:
-            if m != d.main_product and self._atoms(self._comp(m)) > size:
+            if m != d.main_product and atom_count(self._comp(m)) > size:
                 return False
         return True
-
-    @staticmethod
-    def _atoms(comp: Any) -> int:
-        return sum(v for k, v in comp.items() if k != CHARGE_KEY)
 
     def weigh_evidence(self, ex: BagExample, rule: str = "bayes") -> bool:
         """Type 2 under the benchmark's rule: weigh role hypotheses by the likelihood of the written coefficients
@@ -524,7 +520,7 @@ class Decoder:
 
     def main_of(self, new: Sequence[str]) -> str | None:
         """The main product among new molecules: most atoms, then the smallest string (as the labels)."""
-        return min(new, key=lambda m: (-sum(v for k, v in self._comp(m).items() if k != CHARGE_KEY), m), default=None)
+        return min(new, key=lambda m: (-atom_count(self._comp(m)), m), default=None)
 
     def warm_edit_cache(self, examples: Sequence[BagExample], outs: Sequence[dict[str, Any] | LineOutputs]) -> None:
         """One batched edit-model pass over the reactant sets :meth:`_decode_with_edits` will ask for first."""
