@@ -81,6 +81,61 @@ def main_accuracy(wrong: dict[str, int], repr_: str) -> dict[str, float]:
     }
 
 
+ERROR_COLUMNS = (
+    "| n | EM fails | roles | leftover | main | extent | other | roles wrong | leftover wrong | main wrong | "
+    "extent wrong | main top-1 / top-5 |"
+)
+SMILES_NOTE = (
+    "SMILES rows: the new main product comes from the bond-edit decoder over the reactants the role head picked "
+    "(beam 5); 'main top-1 / top-5' = share of lines with a new main product whose gold main product is the "
+    "best / among the five best hypotheses' main products (formula rows: the exact remainder, top-1 only)."
+)
+
+
+def record_errors(counts: dict[str, Any]) -> dict[str, Any]:
+    """The part of :func:`error_counts` a benchmark record keeps (``errors``), so tables need no run folder."""
+    return {k: counts[k] for k in ("n", "n_fail", "first_cause", "wrong")}
+
+
+def error_row(label: str, setting: str, e: dict[str, Any], smiles: bool) -> str:
+    """One table row of :func:`error_counts` output: first causes, then each part's wrong share, in %."""
+    fc, w = e["first_cause"], e["wrong"]
+    n_all = max(e["n"], 1)
+
+    def pct(k: str, d: dict[str, int]) -> str:
+        return f"{100.0 * d.get(k, 0) / n_all:.1f}%"
+
+    return (
+        f"| {label} | {setting} | {e['n']} | {pct('x', {'x': e['n_fail']})} | {pct('roles', fc)} | "
+        f"{pct('leftover', fc)} | {pct('main', fc)} | {pct('extent', fc)} | {pct('other', fc)} | "
+        f"{pct('roles', w)} | {pct('leftover', w)} | {pct('main', w)} | {pct('extent', w)} | {main_topk(w, smiles)} |"
+    )
+
+
+def records_error_table(records: Sequence[dict[str, Any]]) -> str:
+    """Markdown table of every GNN record that carries ``errors`` (the records of ``results/benchmark.json``, so
+    it is rebuilt from a fresh clone), grouped by training data; empty when none does."""
+    rows = [r for r in records if r.get("model") == "gnn" and r.get("errors")]
+    if not rows:
+        return ""
+    order = {variant_short(v): i for i, v in enumerate(VARIANTS)}
+    settings = {"test_in": 0, "test_cross": 1, "test_out": 2}
+    rows.sort(key=lambda r: (str(r.get("training_data") or ""), order.get(r["variant"], 99), settings[r["setting"]]))
+    lines = [
+        "# Why the GNN misses, from the records (`errors` of each GNN record in `results/benchmark.json`)",
+        "",
+        "Same columns as `gnn_errors.md`: the first cause of each exact-match failure (roles, leftover/by-product, "
+        "main product, extent, other), then each part's wrong share over all lines; n = the lines scored.",
+        "",
+        "| variant | setting " + ERROR_COLUMNS + " training data |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        row = error_row(r["variant"], r["setting"], r["errors"], r["variant"].startswith("S_"))
+        lines.append(f"{row} {r.get('training_data') or 'local'} |")
+    return "\n".join([*lines, "", SMILES_NOTE, ""])
+
+
 def error_table(runs: Path, run_names: Sequence[tuple[str, Sequence[str]]]) -> str:
     """Markdown table of every ``errors-<setting>.json`` under ``runs/<variant>/<run>*/``; a run folder with a
     training-data suffix (``gnn_std_local_extra``) gets its own rows, labelled with it."""
@@ -95,8 +150,7 @@ def error_table(runs: Path, run_names: Sequence[tuple[str, Sequence[str]]]) -> s
         "The role part in detail (scikit-learn per-role precision/recall/F1, confusion matrices, calibration of the "
         "role confidences with its plot `role_calibration.png`): `role_metrics.md`, written by `gnnca bench roles`.",
         "",
-        "| variant | setting | n | EM fails | roles | leftover | main | extent | other | roles wrong | "
-        "leftover wrong | main wrong | extent wrong | main top-1 / top-5 |",
+        "| variant | setting " + ERROR_COLUMNS,
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for v in VARIANTS:
@@ -108,24 +162,6 @@ def error_table(runs: Path, run_names: Sequence[tuple[str, Sequence[str]]]) -> s
                     f = folder / f"errors-{s}.json"
                     if not f.exists():
                         continue
-                    e = json.loads(f.read_text())
-                    fc, w = e["first_cause"], e["wrong"]
-                    n_all = max(e["n"], 1)
-
-                    def pct(k: str, d: dict[str, int], n_all: int = n_all) -> str:
-                        return f"{100.0 * d.get(k, 0) / n_all:.1f}%"
-
-                    lines.append(
-                        f"| {label} | {s} | {e['n']} | {pct('x', {'x': e['n_fail']})} | {pct('roles', fc)} | "
-                        f"{pct('leftover', fc)} | {pct('main', fc)} | {pct('extent', fc)} | {pct('other', fc)} | "
-                        f"{pct('roles', w)} | {pct('leftover', w)} | {pct('main', w)} | {pct('extent', w)} | "
-                        f"{main_topk(w, short.startswith('S_'))} |"
-                    )
-    lines += [
-        "",
-        "SMILES rows: the new main product comes from the bond-edit decoder over the reactants the role head picked "
-        "(beam 5); 'main top-1 / top-5' = share of lines with a new main product whose gold main product is the "
-        "best / among the five best hypotheses' main products (formula rows: the exact remainder, top-1 only).",
-        "",
-    ]
+                    lines.append(error_row(label, s, json.loads(f.read_text()), short.startswith("S_")))
+    lines += ["", SMILES_NOTE, ""]
     return "\n".join(lines)

@@ -23,7 +23,7 @@ from ..data.layout import variant_props, variant_short
 from ..evaluation.metrics import evaluate_lines
 from ..inference.report import count_fallbacks
 from ..io import atomic_write_json, atomic_write_lines, read_lines
-from .errors import main_accuracy, report_errors
+from .errors import main_accuracy, record_errors, report_errors
 from .records import LOCAL, METRICS, Record, read_marker, write_marker
 from .train import train_model
 
@@ -187,7 +187,9 @@ def score_setting(
     }
     e_file = run_dir / f"errors-{setting}.json"
     if e_file.exists():  # main-product accuracy over the lines with a new main product (SMILES: beam 5)
-        rec.update(main_accuracy(json.loads(e_file.read_text())["wrong"], repr_))
+        errors = json.loads(e_file.read_text())
+        rec.update(main_accuracy(errors["wrong"], repr_))
+        rec["errors"] = record_errors(errors)  # the breakdown travels with the record (gnn_errors_records.md)
     p_info = run_dir / f"predict-{setting}.json"
     if p_info.exists() and "fallback" in (info := json.loads(p_info.read_text())):
         rec["fallback"] = info["fallback"]

@@ -7,8 +7,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..io import atomic_write_text
+from .ceilings import ceiling_for, ceiling_record
+from .errors import records_error_table
 from .plot import plot_benchmark
-from .records import CEILING_MODELS, Record, load_records, merge_records, save_records
+from .records import CEILING_MODELS, Record, index, load_records, merge_records, save_records
 from .tables import TRANSFORMER_README_MARKERS, benchmark_table, gnn_table, transformer_table, update_readme
 
 # Benchmark page section 6: the authors' Transformer, molecule-only JAC / F1 (coefficients ignored).
@@ -41,12 +43,27 @@ def merged_records(out: Path) -> list[Record]:
     records: list[Record] = []
     for name in STAGE_FILES:
         records = merge_records(records, load_records(out / f"{name}.json"))
-    return merge_records(records, paper_records())
+    return with_normalised_em(merge_records(records, paper_records()))
+
+
+def with_normalised_em(records: list[Record]) -> list[Record]:
+    """Every scored record gets ``EM_norm``: its EM over the exact ceiling of the same lines (the whole set, or the
+    prefix it was scored on), so Type-2 rows compare across settings whose ceilings differ; ``None`` where that
+    ceiling was never computed."""
+    ceilings = index(r for r in records if r["model"] in CEILING_MODELS)
+    out = []
+    for r in records:
+        if r["model"] not in CEILING_MODELS and r.get("EM") is not None and r.get("n"):
+            c = ceiling_for(ceiling_record(ceilings, r["variant"], r["setting"]), int(r["n"]))
+            r = {**r, "EM_norm": round(float(r["EM"]) / c, 4) if c else None}
+        out.append(r)
+    return out
 
 
 def write_outputs(out: Path, readme: Path | None = None, log: Callable[[str], None] = lambda _: None) -> list[Record]:
-    """benchmark.json, benchmark_table.md, gnn_table.md, transformer_table.md (runs of the step protocol) and
-    benchmark.png under ``out``; the README's tables when ``readme`` is given."""
+    """benchmark.json, benchmark_table.md, gnn_table.md, gnn_errors_records.md (GNN records with an error
+    breakdown), transformer_table.md (runs of the step protocol) and benchmark.png under ``out``; the README's
+    tables when ``readme`` is given."""
     records = merged_records(out)
     save_records(out / "benchmark.json", records)
     table = benchmark_table(records)
@@ -54,6 +71,8 @@ def write_outputs(out: Path, readme: Path | None = None, log: Callable[[str], No
     gnn = [r for r in records if r["model"] in (*CEILING_MODELS, "gnn", "gnn_naive")]
     if any(r["model"] == "gnn" for r in gnn):
         atomic_write_text(out / "gnn_table.md", gnn_table(gnn))
+    if errors := records_error_table(records):
+        atomic_write_text(out / "gnn_errors_records.md", errors)
     tf_table = transformer_table(records)
     if tf_table:
         atomic_write_text(out / "transformer_table.md", tf_table)

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from gnn_chemalgebra.benchmark.ceilings import ceiling_for
-from gnn_chemalgebra.benchmark.merge import merged_records, paper_records
+from gnn_chemalgebra.benchmark.errors import records_error_table
+from gnn_chemalgebra.benchmark.merge import merged_records, paper_records, with_normalised_em
 from gnn_chemalgebra.benchmark.records import (
     LOCAL,
     load_records,
@@ -108,10 +109,46 @@ def test_tables_reproduce_the_committed_ones():
     readme = (RESULTS.parent / "README.md").read_text()
     block = readme.split("<!-- results-table -->\n", 1)[1].split("<!-- /results-table -->", 1)[0]
     assert block == benchmark_table(records)  # the README carries the regenerated table
+    if errors := records_error_table(records):  # GNN records that carry their error breakdown
+        assert errors == (RESULTS / "gnn_errors_records.md").read_text()
     if tf := transformer_table(records):  # runs of the step protocol, once any exists
         assert tf == (RESULTS / "transformer_table.md").read_text()
         start, end = TRANSFORMER_README_MARKERS
         assert readme.split(start + "\n", 1)[1].split(end, 1)[0] == tf
+
+
+def test_normalised_em_divides_by_the_ceiling_of_the_lines_scored():
+    """EM_norm uses the full set's ceiling, or the prefix's for a row scored on fewer lines, for any training data."""
+    ceiling = {"model": "bayes_ceiling", "variant": "F_T2_x1", "setting": "test_in", "EM": 80.0, "n": 100,
+               "EM_first_n": {"10": 50.0}}  # fmt: skip
+    full = {**_rec("gnn", variant="F_T2_x1", EM=40.0, n=100)}
+    prefix = {**_rec("gnn", variant="F_T2_x1", EM=25.0, n=10), "training_data": "local+extra"}
+    unknown = _rec("gnn", variant="F_T2_x1", EM=25.0, n=20)  # no ceiling of its 20 lines
+    out = with_normalised_em([ceiling, full, prefix, unknown, _rec("copy_source", "test_out")])
+    assert "EM_norm" not in out[0] and out[1]["EM_norm"] == 0.5 and out[2]["EM_norm"] == 0.5
+    assert out[3]["EM_norm"] is None and out[4]["EM_norm"] is None
+    assert "EM_norm" not in full  # the input records are left as they were
+
+
+def test_error_table_from_records_needs_no_run_folder():
+    """A GNN record's ``errors`` becomes a row (in % of its lines), grouped by training data; others give none."""
+    errors = {"n": 200, "n_fail": 50, "first_cause": {"roles": 20, "extent": 30},
+              "wrong": {"roles": 24, "extent": 40, "has_new_main": 100, "main_top1_missed": 10}}  # fmt: skip
+    recs = [
+        _rec("gnn", variant="F_T2_x1", errors=errors, training_data="local+extra"),
+        _rec("gnn", variant="F_T1_x1", errors=errors),
+        _rec("gnn", variant="F_T1_x5"),  # no breakdown: no row
+        _rec("transformer", errors=errors),
+    ]
+    table = records_error_table(recs)
+    rows = [line for line in table.splitlines() if line.startswith("| F_")]
+    assert rows == [
+        "| F_T1_x1 | test_in | 200 | 25.0% | 10.0% | 0.0% | 0.0% | 15.0% | 0.0% | 12.0% | 0.0% | 0.0% | 20.0% "
+        "| 90.0% | local |",
+        "| F_T2_x1 | test_in | 200 | 25.0% | 10.0% | 0.0% | 0.0% | 15.0% | 0.0% | 12.0% | 0.0% | 0.0% | 20.0% "
+        "| 90.0% | local+extra |",
+    ]
+    assert records_error_table(recs[2:]) == ""
 
 
 def test_extra_training_data_adds_columns_without_touching_local_rows():
