@@ -67,7 +67,8 @@ def main_topk(wrong: dict[str, int], beam5: bool) -> str:
     n = wrong.get("has_new_main", 0)
     if not n or "main_top1_missed" not in wrong:
         return "-"
-    return " / ".join(f"{100.0 * (1 - wrong[f'main_top{k}_missed'] / n):.1f}%" for k in ((1, 5) if beam5 else (1,)))
+    ks = (1, 5) if beam5 and "main_top5_missed" in wrong else (1,)  # no top-5 from a beam-1 breakdown
+    return " / ".join(f"{100.0 * (1 - wrong[f'main_top{k}_missed'] / n):.1f}%" for k in ks)
 
 
 def main_accuracy(wrong: dict[str, int], repr_: str) -> dict[str, float]:
@@ -78,6 +79,7 @@ def main_accuracy(wrong: dict[str, int], repr_: str) -> dict[str, float]:
     return {
         f"main_top{k}": round(100.0 * (1 - wrong[f"main_top{k}_missed"] / n), 2)
         for k in ((1, 5) if repr_ == "smiles" else (1,))
+        if f"main_top{k}_missed" in wrong
     }
 
 

@@ -149,6 +149,10 @@ def test_error_table_from_records_needs_no_run_folder():
         "| 90.0% | local+extra |",
     ]
     assert records_error_table(recs[2:]) == ""
+    smiles = {**errors, "wrong": {**errors["wrong"], "main_top5_missed": 4}}
+    both = records_error_table([_rec("gnn", variant="S_T1_x1", errors=smiles)])
+    assert "| 20.0% | 90.0% / 96.0% | local |" in both  # SMILES: top-1 / top-5 where a beam-5 breakdown has it
+    assert "| 20.0% | 90.0% | local |" in records_error_table([_rec("gnn", variant="S_T1_x1", errors=errors)])
 
 
 def test_extra_training_data_adds_columns_without_touching_local_rows():
