@@ -138,6 +138,26 @@ def records_error_table(records: Sequence[dict[str, Any]]) -> str:
     return "\n".join([*lines, "", SMILES_NOTE, ""])
 
 
+def keep_missing_rows(old: str, new: str) -> str:
+    """``new`` (an :func:`error_table`) plus the rows of ``old`` whose (variant label, setting) it lacks, so a merge
+    over the run folders of some variants does not drop the committed rows of the others."""
+
+    def key(line: str) -> tuple[str, str]:
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        return cells[0], cells[1]
+
+    def rows(text: str) -> list[str]:
+        return [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| variant |")]
+
+    have = {key(ln) for ln in rows(new)}
+    kept = [ln for ln in rows(old) if key(ln) not in have]
+    if not kept:
+        return new
+    lines = new.splitlines()
+    last = max(i for i, ln in enumerate(lines) if ln.startswith("|"))
+    return "\n".join([*lines[: last + 1], *kept, *lines[last + 1 :]]) + ("\n" if new.endswith("\n") else "")
+
+
 def error_table(runs: Path, run_names: Sequence[tuple[str, Sequence[str]]]) -> str:
     """Markdown table of every ``errors-<setting>.json`` under ``runs/<variant>/<run>*/``; a run folder with a
     training-data suffix (``gnn_std_local_extra``) gets its own rows, labelled with it."""

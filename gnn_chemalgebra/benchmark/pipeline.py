@@ -25,7 +25,7 @@ from ..data.layout import VARIANTS, variant_short
 from ..errors import InputError
 from ..io import atomic_write_text
 from .ceilings import add_prefix_ceilings, ceiling_records
-from .errors import error_table
+from .errors import error_table, keep_missing_rows
 from .gnn import TASKS, GnnOptions, gnn_records
 from .merge import STAGE_FILES, merged_records, write_outputs
 from .records import CEILING_MODELS, LOCAL, Key, Record, has_all, load_records, record_key, update_records
@@ -148,5 +148,8 @@ def run_stages(opts: BenchOptions) -> list[Record]:
             update_records(out / "ceilings.json", changed)
     if gopts.runs.is_dir():
         run_names = [(f"gnn_{task}", TASKS[task][2]) for task in gopts.tasks]
-        atomic_write_text(out / "gnn_errors.md", error_table(gopts.runs, run_names))
+        table, path = error_table(gopts.runs, run_names), out / "gnn_errors.md"
+        if path.exists():  # rows of variants whose run folders are not here stay as they were
+            table = keep_missing_rows(path.read_text(encoding="utf-8"), table)
+        atomic_write_text(path, table)
     return write_outputs(out, opts.readme, log)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gnn_chemalgebra.benchmark.ceilings import ceiling_for
-from gnn_chemalgebra.benchmark.errors import records_error_table
+from gnn_chemalgebra.benchmark.errors import keep_missing_rows, records_error_table
 from gnn_chemalgebra.benchmark.merge import merged_records, paper_records, with_normalised_em
 from gnn_chemalgebra.benchmark.records import (
     LOCAL,
@@ -153,6 +153,16 @@ def test_error_table_from_records_needs_no_run_folder():
     both = records_error_table([_rec("gnn", variant="S_T1_x1", errors=smiles)])
     assert "| 20.0% | 90.0% / 96.0% | local |" in both  # SMILES: top-1 / top-5 where a beam-5 breakdown has it
     assert "| 20.0% | 90.0% | local |" in records_error_table([_rec("gnn", variant="S_T1_x1", errors=errors)])
+
+
+def test_error_table_merge_keeps_rows_of_absent_run_folders():
+    """Re-merging with one variant's run folders replaces its rows and keeps the committed rows of the others."""
+    head = "# t\n\n| variant | setting | n |\n|---|---|---|\n"
+    old = head + "| F_T1_x1 | test_in | 1 |\n| F_T2_x1 | test_in | 2 |\n\nnote\n"
+    new = head + "| F_T1_x1 | test_in | 9 |\n\nnote\n"
+    merged = keep_missing_rows(old, new)
+    assert merged == head + "| F_T1_x1 | test_in | 9 |\n| F_T2_x1 | test_in | 2 |\n\nnote\n"
+    assert keep_missing_rows(new, new) == new
 
 
 def test_extra_training_data_adds_columns_without_touching_local_rows():
