@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from ..data.layout import VARIANTS, variant_short
+from ..data.layout import TEST_SETTINGS, VARIANTS, variant_short
 from ..evaluation.metrics import evaluate_lines
 
 CAUSES: tuple[str, ...] = ("roles", "leftover", "main", "extent")
@@ -87,6 +87,7 @@ ERROR_COLUMNS = (
     "| n | EM fails | roles | leftover | main | extent | other | roles wrong | leftover wrong | main wrong | "
     "extent wrong | main top-1 / top-5 |"
 )
+ERROR_RULE = "|---" * (ERROR_COLUMNS.count("|") + 1) + "|"  # variant, setting and the columns above
 SMILES_NOTE = (
     "SMILES rows: the new main product comes from the bond-edit decoder over the reactants the role head picked "
     "(beam 5); 'main top-1 / top-5' = share of lines with a new main product whose gold main product is the "
@@ -121,8 +122,13 @@ def records_error_table(records: Sequence[dict[str, Any]]) -> str:
     if not rows:
         return ""
     order = {variant_short(v): i for i, v in enumerate(VARIANTS)}
-    settings = {"test_in": 0, "test_cross": 1, "test_out": 2}
-    rows.sort(key=lambda r: (str(r.get("training_data") or ""), order.get(r["variant"], 99), settings[r["setting"]]))
+    rows.sort(
+        key=lambda r: (
+            str(r.get("training_data") or ""),
+            order.get(r["variant"], 99),
+            TEST_SETTINGS.index(r["setting"]),
+        )
+    )
     lines = [
         "# Why the GNN misses, from the records (`errors` of each GNN record in `results/benchmark.json`)",
         "",
@@ -130,7 +136,7 @@ def records_error_table(records: Sequence[dict[str, Any]]) -> str:
         "main product, extent, other), then each part's wrong share over all lines; n = the lines scored.",
         "",
         "| variant | setting " + ERROR_COLUMNS + " training data |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ERROR_RULE + "---|",
     ]
     for r in rows:
         row = error_row(r["variant"], r["setting"], r["errors"], r["variant"].startswith("S_"))
@@ -173,7 +179,7 @@ def error_table(runs: Path, run_names: Sequence[tuple[str, Sequence[str]]]) -> s
         "role confidences with its plot `role_calibration.png`): `role_metrics.md`, written by `gnnca bench roles`.",
         "",
         "| variant | setting " + ERROR_COLUMNS,
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        ERROR_RULE,
     ]
     for v in VARIANTS:
         short = variant_short(v)
