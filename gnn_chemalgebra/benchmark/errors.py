@@ -14,6 +14,7 @@ from typing import Any
 
 from ..data.layout import TEST_SETTINGS, VARIANTS, variant_short
 from ..evaluation.metrics import evaluate_lines
+from .records import LOCAL
 
 CAUSES: tuple[str, ...] = ("roles", "leftover", "main", "extent")
 
@@ -144,24 +145,48 @@ def records_error_table(records: Sequence[dict[str, Any]]) -> str:
     return "\n".join([*lines, "", SMILES_NOTE, ""])
 
 
+def _row_key(line: str) -> tuple[str, str]:
+    """(variant label, setting) of an error-table row."""
+    cells = [c.strip() for c in line.strip("|").split("|")]
+    return cells[0], cells[1]
+
+
+def _is_row(line: str) -> bool:
+    return line.startswith("| ") and not line.startswith("| variant |")
+
+
+def _table_rows(text: str) -> list[str]:
+    return [ln for ln in text.splitlines() if _is_row(ln)]
+
+
+def _append_rows(table: str, rows: Sequence[str]) -> str:
+    """``rows`` inserted after the last row of ``table`` (before its closing note)."""
+    if not rows:
+        return table
+    lines = table.splitlines()
+    last = max(i for i, ln in enumerate(lines) if ln.startswith("|"))
+    return "\n".join([*lines[: last + 1], *rows, *lines[last + 1 :]]) + ("\n" if table.endswith("\n") else "")
+
+
 def keep_missing_rows(old: str, new: str) -> str:
     """``new`` (an :func:`error_table`) plus the rows of ``old`` whose (variant label, setting) it lacks, so a merge
     over the run folders of some variants does not drop the committed rows of the others."""
+    have = {_row_key(ln) for ln in _table_rows(new)}
+    return _append_rows(new, [ln for ln in _table_rows(old) if _row_key(ln) not in have])
 
-    def key(line: str) -> tuple[str, str]:
-        cells = [c.strip() for c in line.strip("|").split("|")]
-        return cells[0], cells[1]
 
-    def rows(text: str) -> list[str]:
-        return [ln for ln in text.splitlines() if ln.startswith("| ") and not ln.startswith("| variant |")]
-
-    have = {key(ln) for ln in rows(new)}
-    kept = [ln for ln in rows(old) if key(ln) not in have]
-    if not kept:
-        return new
-    lines = new.splitlines()
-    last = max(i for i, ln in enumerate(lines) if ln.startswith("|"))
-    return "\n".join([*lines[: last + 1], *kept, *lines[last + 1 :]]) + ("\n" if new.endswith("\n") else "")
+def replace_rows_from_records(table: str, records: Sequence[dict[str, Any]]) -> str:
+    """``table`` (a ``gnn_errors.md``) with the row of each local-protocol GNN record that carries ``errors``
+    rebuilt from that record, in place (appended when new): a rerun whose run folder lives elsewhere, or no
+    longer exists, still updates its rows. Records of other training data are left to their labelled rows."""
+    fresh = {
+        (r["variant"], r["setting"]): error_row(r["variant"], r["setting"], r["errors"], r["variant"].startswith("S_"))
+        for r in records
+        if r.get("model") == "gnn" and r.get("errors") and (r.get("training_data") or LOCAL) == LOCAL
+    }
+    lines = [fresh.pop(_row_key(ln), ln) if _is_row(ln) else ln for ln in table.splitlines()]
+    text = "\n".join(lines) + ("\n" if table.endswith("\n") else "")
+    return _append_rows(text, list(fresh.values()))
 
 
 def error_table(runs: Path, run_names: Sequence[tuple[str, Sequence[str]]]) -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from gnn_chemalgebra.benchmark.ceilings import ceiling_for
-from gnn_chemalgebra.benchmark.errors import keep_missing_rows, records_error_table
+from gnn_chemalgebra.benchmark.errors import keep_missing_rows, records_error_table, replace_rows_from_records
 from gnn_chemalgebra.benchmark.merge import merged_records, paper_records, with_normalised_em
 from gnn_chemalgebra.benchmark.records import (
     LOCAL,
@@ -256,3 +256,23 @@ def test_transformer_table_has_its_own_readme_markers(tmp_path):
     readme.write_text(f"<!-- results-table -->\nA\n<!-- /results-table -->\n{start}\nold\n{end}\n")
     assert update_readme(readme, "| t |\n", TRANSFORMER_README_MARKERS)
     assert readme.read_text() == f"<!-- results-table -->\nA\n<!-- /results-table -->\n{start}\n| t |\n{end}\n"
+
+
+def test_error_table_rows_replaced_from_rerun_records_in_place():
+    """A local GNN record with ``errors`` rewrites its (variant, setting) row where it stands, a new cell is appended
+    before the note, and records of other training data or without a breakdown leave the table alone."""
+    errors = {"n": 200, "n_fail": 50, "first_cause": {"roles": 20, "extent": 30},
+              "wrong": {"roles": 24, "extent": 40, "has_new_main": 100, "main_top1_missed": 10}}  # fmt: skip
+    head = "# t\n\n| variant | setting | n |\n|---|---|---|\n"
+    old = head + "| F_T2_x1 | test_in | 1 |\n| F_T2_x1 | test_out | 2 |\n\nnote\n"
+    recs = [
+        _rec("gnn", variant="F_T2_x1", errors=errors),
+        _rec("gnn", "test_cross", variant="F_T2_x1", errors=errors),
+        _rec("gnn", "test_out", variant="F_T2_x1", errors=errors, training_data="local+extra"),
+        _rec("gnn", "test_out", variant="F_T2_x1"),
+    ]
+    out = replace_rows_from_records(old, recs).splitlines()
+    assert out[4].startswith("| F_T2_x1 | test_in | 200 | 25.0% | 10.0% |")
+    assert out[5] == "| F_T2_x1 | test_out | 2 |"
+    assert out[6].startswith("| F_T2_x1 | test_cross | 200 |") and out[7:] == ["", "note"]
+    assert replace_rows_from_records(old, recs[2:]) == old
