@@ -10,12 +10,12 @@ args=(
  --run "F_T1_x1, train_cross -> test_cross|Transformer, paper tokenizer=$C/f_t1_x1_train_cross_test_cross_transformer_paper_tokenizer.jsonl"
  --run "F_T1_x1, train_cross -> test_cross|GNN=$C/f_t1_x1_train_cross_test_cross_gnn.jsonl"
  --run "F_T2_x1, train -> test_in/out|Transformer, paper tokenizer=$C/f_t2_x1_train_test_in_out_transformer_paper_tokenizer.jsonl"
- --run "F_T2_x1, train -> test_in/out|GNN=$C/f_t2_x1_train_test_in_out_gnn.jsonl"
 )
-# the cells of sessions 9 and 10: the run folder while it exists, else the rows it saved here
+# the cells of sessions 9 to 11: the run folder while it exists, else the rows it saved here
 while IFS='=' read -r spec dir rows; do
   if [ -s "$dir/metrics.jsonl" ]; then args+=(--run "$spec=$dir"); elif [ -s "$C/$rows" ]; then args+=(--run "$spec=$C/$rows"); fi
 done <<'CELLS'
+F_T2_x1, train -> test_in/out|GNN=/work/runs/gnn_local/F_T2_x1/gnn_std=f_t2_x1_train_test_in_out_gnn.jsonl
 F_T1_x1, train -> test_in/out|Transformer, digit tokenizer=runs/transformer_digit_F_T1_x1_standard=f_t1_x1_train_test_in_out_transformer_digit_tokenizer.jsonl
 F_T2_x1, train -> test_in/out|Transformer, digit tokenizer=runs/transformer_digit_F_T2_x1_standard=f_t2_x1_train_test_in_out_transformer_digit_tokenizer.jsonl
 F_T2_x1, train_cross -> test_cross|Transformer, paper tokenizer=runs/transformer_F_T2_x1_cross=f_t2_x1_train_cross_test_cross_transformer_paper_tokenizer.jsonl
