@@ -13,7 +13,7 @@ from pathlib import Path
 
 from gnn_chemalgebra.benchmark.errors import replace_rows_from_records
 from gnn_chemalgebra.benchmark.merge import write_outputs
-from gnn_chemalgebra.benchmark.records import LOCAL, load_records, update_records
+from gnn_chemalgebra.benchmark.records import LOCAL, index, load_records, update_records
 from gnn_chemalgebra.io import atomic_write_text
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -27,8 +27,8 @@ want = [v.strip() for v in a.variants.split(",") if v.strip()]
 new = [
     r
     for path in a.records
-    for r in load_records(path)
-    if r["model"] == "gnn" and r["variant"] in want and (r.get("training_data") or LOCAL) == LOCAL
+    for (model, variant, _), r in index(load_records(path), LOCAL).items()
+    if model == "gnn" and variant in want
 ]
 if missing := sorted(set(want) - {r["variant"] for r in new}):
     raise SystemExit(f"merge_gnn_reruns: no local GNN record of {', '.join(missing)} in the files given")

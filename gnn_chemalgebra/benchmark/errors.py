@@ -14,7 +14,7 @@ from typing import Any
 
 from ..data.layout import TEST_SETTINGS, VARIANTS, variant_short
 from ..evaluation.metrics import evaluate_lines
-from .records import LOCAL
+from .records import LOCAL, index
 
 CAUSES: tuple[str, ...] = ("roles", "leftover", "main", "extent")
 
@@ -180,9 +180,9 @@ def replace_rows_from_records(table: str, records: Sequence[dict[str, Any]]) -> 
     rebuilt from that record, in place (appended when new): a rerun whose run folder lives elsewhere, or no
     longer exists, still updates its rows. Records of other training data are left to their labelled rows."""
     fresh = {
-        (r["variant"], r["setting"]): error_row(r["variant"], r["setting"], r["errors"], r["variant"].startswith("S_"))
-        for r in records
-        if r.get("model") == "gnn" and r.get("errors") and (r.get("training_data") or LOCAL) == LOCAL
+        (v, s): error_row(v, s, r["errors"], v.startswith("S_"))
+        for (model, v, s), r in index(records, LOCAL).items()
+        if model == "gnn" and r.get("errors")
     }
     lines = [fresh.pop(_row_key(ln), ln) if _is_row(ln) else ln for ln in table.splitlines()]
     text = "\n".join(lines) + ("\n" if table.endswith("\n") else "")
