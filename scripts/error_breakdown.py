@@ -3,6 +3,10 @@ the breakdown of `results/gnn_errors.md` for any model, the bundled ones include
 
     python scripts/error_breakdown.py --built built/extra --variant ChemAlgebra_F_T2_x1 --limit 500 \
         --out results/bundled_errors.jsonl
+
+With --predictions PRED.jsonl (what `gnnca predict --json` wrote for the split's source file) the lines are not
+predicted again: the breakdown is that of the user-facing run, one prediction pass per cell (JSONL=1
+scripts/eval_bundled.sh writes these files).
 """
 
 import argparse
@@ -27,18 +31,24 @@ ap.add_argument(
     "--beam", type=int, default=5, help="main-product beam of the SMILES decoder (top-5 accuracy; gnnca predict: 1)"
 )
 ap.add_argument("--out", type=Path, help="append the record (one JSON line) to this file")
+ap.add_argument("--predictions", type=Path, help="gnnca predict --json output for the split: read, not predicted")
 a = ap.parse_args()
 
 repr_ = str(variant_props(a.variant)["repr"])
 ckpt = a.checkpoint or str(default_checkpoint(repr_))
 examples = load_examples(a.built, a.variant, a.split, a.limit or None)
 t0 = time.perf_counter()
-reports = Predictor.from_checkpoint(ckpt, edit_checkpoint=a.edit_checkpoint).predict(
-    examples, batch_size=256, beam=a.beam if repr_ == "smiles" else 1
-)
+if a.predictions:
+    reports = [json.loads(line) for line in a.predictions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if len(reports) != len(examples):
+        raise SystemExit(f"{a.predictions}: {len(reports)} predictions for {len(examples)} lines of {a.split}")
+else:
+    reports = Predictor.from_checkpoint(ckpt, edit_checkpoint=a.edit_checkpoint).predict(
+        examples, batch_size=256, beam=a.beam if repr_ == "smiles" else 1
+    )
 seconds = time.perf_counter() - t0
 counts = report_errors(examples, reports, repr_)
-beam = a.beam if repr_ == "smiles" else 1
+beam = a.beam if repr_ == "smiles" and not a.predictions else 1  # gnnca predict writes its top-1
 if beam < 5:  # a top-5 count from fewer than five hypotheses would be the top-1 count again
     counts["wrong"].pop("main_top5_missed", None)
 n = len(examples)

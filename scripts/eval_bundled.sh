@@ -6,7 +6,9 @@
 #   FULL=1 NS=2000 scripts/eval_bundled.sh built/extra results/bundled_eval
 # Type-2 files are read with --line-type auto (equal coefficients = Type 1) unless LT=2; PARTS=F or S: one only.
 # FVARIANTS / SVARIANTS / SETTINGS: other variants and settings for FULL=1 (e.g. the x5 files, SETTINGS="test_in
-# test_out"); scripts/bundled_records.py turns the eval-*.json files into benchmark records.
+# test_out"); scripts/bundled_records.py turns the eval-*.json files into benchmark records. JSONL=1: also keep
+# gnnca predict --json (pred-*.jsonl), so scripts/error_breakdown.py --predictions needs no second prediction pass;
+# SKIP_CHECK=1: without the first-500 / first-200 check lines.
 set -euo pipefail
 built=$1 out=$2 fck=${3:-} sck=${4:-} eck=${5:-}
 mkdir -p "$out"
@@ -21,7 +23,13 @@ score() {  # variant split n checkpoint-args...
     src=$out/src-$tag.txt tgt=$out/tgt-$tag.txt
   fi
   local t0=$SECONDS
-  gnnca predict "$src" --extent bayes --line-type "$lt" "$@" > "$out/pred-$tag.txt" 2> "$out/predict-$tag.log"
+  if [ "${JSONL:-0}" = 1 ]; then  # keep the --json records too: scripts/error_breakdown.py --predictions reads them
+    gnnca predict "$src" --extent bayes --line-type "$lt" --json "$@" > "$out/pred-$tag.jsonl" 2> "$out/predict-$tag.log"
+    python -c "import json,sys; [print(json.loads(l)['prediction']) for l in open(sys.argv[1])]" "$out/pred-$tag.jsonl" \
+      > "$out/pred-$tag.txt"
+  else
+    gnnca predict "$src" --extent bayes --line-type "$lt" "$@" > "$out/pred-$tag.txt" 2> "$out/predict-$tag.log"
+  fi
   gnnca evaluate --pred "$out/pred-$tag.txt" --tgt "$tgt" --src "$src" --repr "$repr" --json -q > "$out/eval-$tag.json"
   python -c "import json,sys; d=json.load(open(sys.argv[1])); print(sys.argv[2], 'EM', round(d['EM'], 2), 'n', sys.argv[3], 'wall_s', sys.argv[4])" \
     "$out/eval-$tag.json" "$tag" "$n" "$((SECONDS - t0))" | tee -a "$out/summary.txt"
@@ -30,7 +38,7 @@ fargs=(); [ -n "$fck" ] && fargs=(--checkpoint "$fck")
 sargs=(); [ -n "$sck" ] && sargs=(--checkpoint "$sck"); [ -n "$eck" ] && sargs+=(--edit-checkpoint "$eck")
 parts=${PARTS:-F S}  # PARTS=F or PARTS=S: one representation only
 if [[ $parts == *F* ]]; then
-  score F_T2_x1 test_in 500 "${fargs[@]}"
+  [ "${SKIP_CHECK:-0}" = 1 ] || score F_T2_x1 test_in 500 "${fargs[@]}"
   if [ "${FULL:-0}" = 1 ]; then
     for v in ${FVARIANTS:-F_T1_x1 F_T2_x1}; do for s in ${SETTINGS:-test_in test_out test_cross}; do
       score $v $s 0 "${fargs[@]}"
@@ -38,7 +46,7 @@ if [[ $parts == *F* ]]; then
   fi
 fi
 if [[ $parts == *S* ]]; then
-  score S_T2_x1 test_in 200 "${sargs[@]}"
+  [ "${SKIP_CHECK:-0}" = 1 ] || score S_T2_x1 test_in 200 "${sargs[@]}"
   if [ "${FULL:-0}" = 1 ]; then
     for v in ${SVARIANTS:-S_T1_x1 S_T2_x1}; do for s in ${SETTINGS:-test_in test_out test_cross}; do
       score $v $s "${NS:-2000}" "${sargs[@]}"
