@@ -61,8 +61,11 @@ rec = {
     "first_cause_pct": {k: round(100.0 * v / n, 2) for k, v in counts["first_cause"].items()},
     "errors": counts,
     "beam": beam,
-    "predict_s": round(seconds, 1),
 }
+if a.predictions:  # the prediction time is gnnca predict's (eval_bundled.sh's wall_s); here only the reading
+    rec.update(predictions=str(a.predictions), read_s=round(seconds, 1))
+else:
+    rec["predict_s"] = round(seconds, 1)
 print(json.dumps(rec))
 if a.out:
     a.out.parent.mkdir(parents=True, exist_ok=True)
