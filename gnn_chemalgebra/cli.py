@@ -13,7 +13,7 @@ import typer
 
 from . import lazy_imports
 from .benchmark.command import build_bench_app
-from .errors import ChemAlgebraError
+from .errors import ChemAlgebraError, TrainingStopped
 
 # torch._dynamo (pulled in by torch_geometric) loads only if something uses it; a `gnnca predict` process (the
 # console script calls app, `python -m` calls main: both import this first) only runs networks eagerly, so torch's
@@ -34,12 +34,16 @@ app.add_typer(data_app, name="data")
 
 
 def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
-    """Report project errors as ``gnnca: error: file:line: reason`` and exit 2 (no traceback)."""
+    """Report project errors as ``gnnca: error: file:line: reason`` and exit 2 (no traceback); a training run
+    stopped by a signal (it saved ``last.pt`` first) says so in one line and exits ``128 + signal``."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
+        except TrainingStopped as err:
+            typer.echo(f"gnnca: {err}", err=True)
+            raise typer.Exit(err.exit_code) from None
         except ChemAlgebraError as err:
             typer.echo(f"gnnca: error: {err}", err=True)
             raise typer.Exit(2) from None

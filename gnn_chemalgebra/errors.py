@@ -52,5 +52,20 @@ class ChemistryError(InputError):
     """A molecule that RDKit (or the formula parser) cannot read."""
 
 
+class TrainingStopped(ChemAlgebraError):
+    """Training was asked to stop (SIGTERM, SIGINT) and saved ``last.pt`` after the step in progress.
+
+    Not a failure of the input: the CLI reports it in one line and exits with ``128 + signal`` (143 for SIGTERM,
+    130 for SIGINT), the shell's convention, so a scheduler sees the run was stopped, not that it finished."""
+
+    def __init__(self, signal_name: str, signum: int, step: int, checkpoint: str) -> None:
+        self.signal_name, self.signum, self.step, self.checkpoint = signal_name, signum, step, checkpoint
+        self.exit_code = 128 + signum
+        super().__init__(
+            f"{signal_name}: training stopped after optimiser step {step}; saved {checkpoint} "
+            "(continue with the same command and --resume)"
+        )
+
+
 class BalanceError(ChemAlgebraError):
     """An equation that has no positive balancing, or an inconsistent decomposition."""

@@ -5,7 +5,9 @@ everything else: seeds and RNG state, device and data-parallel ranks, the optimi
 schedule, the budgets (epochs, optimiser steps, wall clock), validation every ``train.eval_every`` steps or at
 the end of each epoch, early stopping on ``train.monitor`` with a patience in validations or in optimiser steps,
 atomic ``last.pt`` / ``best.pt`` checkpoints, exact resume (also from the middle of an epoch), TensorBoard and
-``metrics.jsonl`` through :mod:`.logging`, a progress bar and ``summary.json``.
+``metrics.jsonl`` through :mod:`.logging`, a progress bar and ``summary.json``. SIGTERM or SIGINT (a scheduler's
+preemption, a session's end, Ctrl-C) stops a single-process run after the optimiser step in progress with
+``last.pt`` saved, so ``--resume`` loses nothing (a second SIGINT aborts at once).
 
 Validation that needs a higher floor (the GNN's whole-line EM needs the predictor) is injected as
 ``validator``: a factory called with the built task that returns a callable giving more metrics.
@@ -17,6 +19,7 @@ import difflib
 import json
 import math
 import random
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -28,7 +31,7 @@ import torch
 
 from ..checkpoint import load_checkpoint, save_checkpoint, versions
 from ..config import TRAIN_DEFAULTS_BY_MODEL, Config, TrainConfig
-from ..errors import InputError
+from ..errors import InputError, TrainingStopped
 from ..io import atomic_write_text
 from . import distributed
 from .device import seed_everything, select_device
@@ -147,6 +150,48 @@ def restore_rng(plain: dict[str, Any], ck: dict[str, Any]) -> None:
     torch.set_rng_state(ck["rng_torch"].cpu())
     if torch.cuda.is_available() and "rng_cuda" in ck and len(ck["rng_cuda"]) == torch.cuda.device_count():
         torch.cuda.set_rng_state_all([s.cpu() for s in ck["rng_cuda"]])
+
+
+# --------------------------------------------------------------------------- stop requests
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+
+class StopRequests:
+    """Signals asking a run to stop, noted by handlers and acted on between optimiser steps.
+
+    A context manager installing handlers for :data:`STOP_SIGNALS` (only in the main thread, where Python
+    allows it) and putting the previous ones back. A second SIGINT restores the default handler and raises
+    ``KeyboardInterrupt`` at once, for a user who will not wait for the step to finish."""
+
+    def __init__(self, enabled: bool = True) -> None:
+        self.enabled = enabled
+        self.received: list[int] = []
+        self._previous: dict[int, Any] = {}
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if signum == signal.SIGINT and signal.SIGINT in self.received:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
+            raise KeyboardInterrupt
+        self.received.append(signum)
+        print(f"\n[train] {signal.Signals(signum).name}: stopping after this optimiser step (saving last.pt)",
+              file=sys.stderr, flush=True)  # fmt: skip
+
+    def __enter__(self) -> StopRequests:
+        if self.enabled:
+            for s in STOP_SIGNALS:
+                try:
+                    self._previous[s] = signal.signal(s, self._handle)
+                except ValueError:  # not the main thread: no handlers, the run stops as it always did
+                    break
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for s, handler in self._previous.items():
+            signal.signal(s, handler)
+        self._previous.clear()
+
+    def first(self) -> int | None:
+        return self.received[0] if self.received else None
 
 
 # --------------------------------------------------------------------------- the loop
@@ -318,7 +363,10 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
             st["stop_reason"] = "max_minutes"
         return hit
 
+    # data-parallel ranks would need to agree on the step to stop at: there the signals keep their default action
+    stops = StopRequests(enabled=not dist_info.enabled)
     try:
+        stops.__enter__()
         while not finished:
             if epochs and st["epoch"] >= epochs:
                 st["stop_reason"] = "epochs"
@@ -363,6 +411,11 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
                 if tcfg.eval_every and st["step"] % tcfg.eval_every == 0 and evaluate():
                     stop = finished = True
                     break
+                if stops.first() is not None:
+                    signum = int(stops.first())
+                    st["stop_reason"] = "interrupted"  # not in FINISHED: --resume trains on
+                    save(last_path)
+                    raise TrainingStopped(signal.Signals(signum).name, signum, int(st["step"]), str(last_path))
             else:
                 st["epoch"] += 1
                 st["batch_in_epoch"] = 0
@@ -375,6 +428,7 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
         if st["last_eval_step"] != st["step"] and not finished:
             evaluate()  # the final weights are always validated and saved
     finally:
+        stops.__exit__()
         if bar is not None:
             bar.close()
         log.close()

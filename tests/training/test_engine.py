@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import json
 import math
+import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -16,7 +18,7 @@ from typer.testing import CliRunner
 from gnn_chemalgebra.checkpoint import load_checkpoint
 from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.config import parse_config
-from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.errors import InputError, TrainingStopped
 from gnn_chemalgebra.training.engine import Monitor, Task, fit, lr_at
 
 pytestmark = pytest.mark.unit
@@ -79,6 +81,31 @@ def test_resume_from_the_middle_of_an_epoch_is_bit_exact(tmp_path: Path) -> None
     assert all(torch.equal(a[k], b[k]) for k in a)
     summary = json.loads((tmp_path / "part" / "summary.json").read_text())
     assert {"steps", "best_step", "train_lines", "batch_size", "train_s"} <= set(summary)
+
+
+def test_sigterm_saves_after_the_step_in_progress_and_resume_is_bit_exact(tmp_path: Path) -> None:
+    class Signalled(ToyTask):
+        calls = 0
+
+        def train_step(self, batch):
+            Signalled.calls += 1
+            if Signalled.calls == 7:  # during optimiser step 7: inside epoch 1, between validations at 6 and 9
+                os.kill(os.getpid(), signal.SIGTERM)
+            return super().train_step(batch)
+
+    before = signal.getsignal(signal.SIGTERM)
+    full = fit(ToyTask(), _cfg(tmp_path / "full"))
+    with pytest.raises(TrainingStopped) as stopped:
+        fit(Signalled(), _cfg(tmp_path / "cut"))
+    assert stopped.value.step == 7 and stopped.value.exit_code == 128 + signal.SIGTERM
+    assert "SIGTERM" in str(stopped.value) and "--resume" in str(stopped.value)
+    assert signal.getsignal(signal.SIGTERM) is before  # the engine's handlers are gone after the run
+    ck = load_checkpoint(tmp_path / "cut" / "last.pt")
+    assert ck["step"] == 7 and ck["meta"]["engine"]["stop_reason"] == "interrupted"
+    rest = fit(ToyTask(), _cfg(tmp_path / "cut"), resume=True)
+    assert rest["resumed"] and rest["steps"] == full["steps"] == 15 and rest["stop_reason"] == "epochs"
+    a, b = _weights(tmp_path / "full"), _weights(tmp_path / "cut")
+    assert all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_early_stopping_with_patience_in_steps_and_no_training_after(tmp_path: Path) -> None:
