@@ -49,11 +49,17 @@ def _final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
     return ck["model"]
 
 
-def test_sigkill_anywhere_then_resume_matches_uninterrupted(tmp_path: Path) -> None:
+def _toy_and_reference(tmp_path: Path) -> tuple[Path, Path]:
+    """A toy variant and the uninterrupted run on it that an interrupted one must match."""
     toy = tmp_path / "toy"
     write_toy_variant(toy, VARIANT, {"train": 48, "valid": 16})
     ref = tmp_path / "ref"
     subprocess.run(_cmd(toy, ref, False), check=True, env=_env(), capture_output=True, timeout=300)
+    return toy, ref
+
+
+def test_sigkill_anywhere_then_resume_matches_uninterrupted(tmp_path: Path) -> None:
+    toy, ref = _toy_and_reference(tmp_path)
 
     run = tmp_path / "killed"
     rng = random.Random(7)
@@ -101,10 +107,7 @@ def test_stale_temp_files_are_removed_on_next_save(tmp_path: Path) -> None:
 
 def test_sigterm_stops_gnnca_train_cleanly_and_resume_matches(tmp_path: Path) -> None:
     """A scheduler's SIGTERM: the process saves after the step in progress, says so in one line, exits 143."""
-    toy = tmp_path / "toy"
-    write_toy_variant(toy, VARIANT, {"train": 48, "valid": 16})
-    ref = tmp_path / "ref"
-    subprocess.run(_cmd(toy, ref, False), check=True, env=_env(), capture_output=True, timeout=300)
+    toy, ref = _toy_and_reference(tmp_path)
 
     run = tmp_path / "stopped"
     proc = subprocess.Popen(_cmd(toy, run, False), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
