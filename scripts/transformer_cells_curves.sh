@@ -27,6 +27,9 @@ S_T1_x1, train -> test_in/out|Transformer, digit tokenizer=runs/transformer_digi
 S_T1_x1, train_cross -> test_cross|GNN=/work/runs/gnn_local/S_T1_x1/gnn_std=s_t1_x1_train_cross_test_cross_gnn.jsonl
 S_T2_x1, train -> test_in/out|Transformer, paper tokenizer=runs/transformer_S_T2_x1_standard=s_t2_x1_train_test_in_out_transformer_paper_tokenizer.jsonl
 S_T2_x1, train -> test_in/out|GNN=/work/runs/gnn_local/S_T2_x1/gnn_std=s_t2_x1_train_test_in_out_gnn.jsonl
+S_T2_x1, train_cross -> test_cross|Transformer, paper tokenizer=runs/transformer_S_T2_x1_cross=s_t2_x1_train_cross_test_cross_transformer_paper_tokenizer.jsonl
+S_T2_x1, train_cross -> test_cross|GNN=/work/runs/gnn_local/S_T2_x1/gnn_cross=s_t2_x1_train_cross_test_cross_gnn.jsonl
+S_T2_x1, train -> test_in/out|Transformer, digit tokenizer=runs/transformer_digit_S_T2_x1_standard=s_t2_x1_train_test_in_out_transformer_digit_tokenizer.jsonl
 CELLS
 gnnca bench curves "${args[@]}" --save-rows $C --out results/transformer_cells_curves.png \
   --title "Validation curves per cell: Transformer (solid) beside the GNN (dashed), batch 64 reactions per step"
