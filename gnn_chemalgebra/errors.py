@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 
 class ChemAlgebraError(Exception):
     """Base class of every error the project raises on purpose."""
@@ -58,11 +60,11 @@ class TrainingStopped(ChemAlgebraError):
     Not a failure of the input: the CLI reports it in one line and exits with ``128 + signal`` (143 for SIGTERM,
     130 for SIGINT), the shell's convention, so a scheduler sees the run was stopped, not that it finished."""
 
-    def __init__(self, signal_name: str, signum: int, step: int, checkpoint: str) -> None:
-        self.signal_name, self.signum, self.step, self.checkpoint = signal_name, signum, step, checkpoint
+    def __init__(self, signum: int, step: int, checkpoint: str) -> None:
+        self.signum, self.step, self.checkpoint = signum, step, checkpoint
         self.exit_code = 128 + signum
         super().__init__(
-            f"{signal_name}: training stopped after optimiser step {step}; saved {checkpoint} "
+            f"{signal.Signals(signum).name}: training stopped after optimiser step {step}; saved {checkpoint} "
             "(continue with the same command and --resume)"
         )
 

@@ -159,12 +159,11 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 class StopRequests:
     """Signals asking a run to stop, noted by handlers and acted on between optimiser steps.
 
-    A context manager installing handlers for :data:`STOP_SIGNALS` (only in the main thread, where Python
-    allows it) and putting the previous ones back. A second SIGINT restores the default handler and raises
+    :meth:`install` sets handlers for :data:`STOP_SIGNALS` (only in the main thread, where Python allows it),
+    :meth:`restore` puts the previous ones back. A second SIGINT restores the default handler and raises
     ``KeyboardInterrupt`` at once, for a user who will not wait for the step to finish."""
 
-    def __init__(self, enabled: bool = True) -> None:
-        self.enabled = enabled
+    def __init__(self) -> None:
         self.received: list[int] = []
         self._previous: dict[int, Any] = {}
 
@@ -176,22 +175,17 @@ class StopRequests:
         print(f"\n[train] {signal.Signals(signum).name}: stopping after this optimiser step (saving last.pt)",
               file=sys.stderr, flush=True)  # fmt: skip
 
-    def __enter__(self) -> StopRequests:
-        if self.enabled:
-            for s in STOP_SIGNALS:
-                try:
-                    self._previous[s] = signal.signal(s, self._handle)
-                except ValueError:  # not the main thread: no handlers, the run stops as it always did
-                    break
-        return self
+    def install(self) -> None:
+        for s in STOP_SIGNALS:
+            try:
+                self._previous[s] = signal.signal(s, self._handle)
+            except ValueError:  # not the main thread: no handlers, the run stops as it always did
+                break
 
-    def __exit__(self, *exc: object) -> None:
+    def restore(self) -> None:
         for s, handler in self._previous.items():
             signal.signal(s, handler)
         self._previous.clear()
-
-    def first(self) -> int | None:
-        return self.received[0] if self.received else None
 
 
 # --------------------------------------------------------------------------- the loop
@@ -364,9 +358,10 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
         return hit
 
     # data-parallel ranks would need to agree on the step to stop at: there the signals keep their default action
-    stops = StopRequests(enabled=not dist_info.enabled)
+    stops = StopRequests()
     try:
-        stops.__enter__()
+        if not dist_info.enabled:
+            stops.install()
         while not finished:
             if epochs and st["epoch"] >= epochs:
                 st["stop_reason"] = "epochs"
@@ -411,11 +406,10 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
                 if tcfg.eval_every and st["step"] % tcfg.eval_every == 0 and evaluate():
                     stop = finished = True
                     break
-                if stops.first() is not None:
-                    signum = int(stops.first())
+                if stops.received:
                     st["stop_reason"] = "interrupted"  # not in FINISHED: --resume trains on
                     save(last_path)
-                    raise TrainingStopped(signal.Signals(signum).name, signum, int(st["step"]), str(last_path))
+                    raise TrainingStopped(stops.received[0], int(st["step"]), str(last_path))
             else:
                 st["epoch"] += 1
                 st["batch_in_epoch"] = 0
@@ -428,7 +422,7 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
         if st["last_eval_step"] != st["step"] and not finished:
             evaluate()  # the final weights are always validated and saved
     finally:
-        stops.__exit__()
+        stops.restore()
         if bar is not None:
             bar.close()
         log.close()
