@@ -189,6 +189,23 @@ class StopRequests:
 
 
 # --------------------------------------------------------------------------- the loop
+def init_weights(model: torch.nn.Module, path: str | Path) -> None:
+    """Fine-tuning: load a checkpoint's weights into the freshly built ``model``. The architecture must match
+    (hidden sizes, layers, vocabularies); a mismatch is one :class:`InputError` line naming the first tensors
+    that differ, not a silent partial load."""
+    state = load_checkpoint(path)["model"]
+    own = model.state_dict()
+    missing = sorted(set(own) - set(state))
+    unexpected = sorted(set(state) - set(own))
+    shapes = sorted(k for k in set(own) & set(state) if tuple(own[k].shape) != tuple(state[k].shape))
+    if missing or unexpected or shapes:
+        groups = (("missing", missing), ("unexpected", unexpected), ("shape differs", shapes))
+        parts = [f"{label}: {', '.join(keys[:3])}{' ...' if len(keys) > 3 else ''}" for label, keys in groups if keys]
+        why = "; ".join(parts)
+        raise InputError(f"train.init_from: checkpoint does not fit this model's architecture ({why})", path=str(path))
+    model.load_state_dict(state)
+
+
 def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFactory | None = None) -> dict[str, Any]:
     """Train ``task`` as ``cfg`` says (or continue from ``<run_dir>/last.pt``); returns the run's summary."""
     tcfg = cfg.train
@@ -235,6 +252,10 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
         "train_reactions": 0,
     }
     loader_state = gen.get_state()  # the loader generator at the start of the epoch in progress
+    if ck is None and tcfg.init_from:
+        init_weights(model, tcfg.init_from)
+        if dist_info.is_main:
+            print(f"[train] weights from {tcfg.init_from} (fresh optimiser and schedule)", file=sys.stderr)
     if ck is not None:
         model.load_state_dict(ck["model"])
         opt.load_state_dict(ck["optimizer"])

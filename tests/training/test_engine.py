@@ -126,6 +126,25 @@ def test_no_validation_data_never_early_stops(tmp_path: Path) -> None:
     assert (tmp_path / "last.pt").exists() and not (tmp_path / "best.pt").exists()
 
 
+def test_init_from_starts_from_a_checkpoint_s_weights_and_refuses_another_architecture(tmp_path: Path) -> None:
+    fit(ToyTask(), _cfg(tmp_path / "base"))
+    base = _weights(tmp_path / "base")
+    zero = fit(ToyTask(), _cfg(tmp_path / "zero", max_steps=1, lr=0.0, epochs=0))  # lr 0: weights as built
+    tuned = fit(ToyTask(), _cfg(tmp_path / "tuned", max_steps=1, lr=0.0, epochs=0,
+                                init_from=str(tmp_path / "base" / "last.pt")))  # fmt: skip
+    assert all(torch.equal(base[k], v) for k, v in _weights(tmp_path / "tuned").items())
+    assert not all(torch.equal(base[k], v) for k, v in _weights(tmp_path / "zero").items())
+    assert tuned["history"][-1]["val"]["loss"] < zero["history"][-1]["val"]["loss"]  # trained weights predict better
+
+    class Wider(ToyTask):
+        def build(self, cfg, device, ck, gen, dist_info) -> None:
+            super().build(cfg, device, ck, gen, dist_info)
+            self.model = torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.Dropout(0.2), torch.nn.Linear(16, 1))
+
+    with pytest.raises(InputError, match="does not fit this model's architecture.*shape differs"):
+        fit(Wider(), _cfg(tmp_path / "wide", init_from=str(tmp_path / "base" / "last.pt")))
+
+
 def test_budget_is_required(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no budget"):
         fit(ToyTask(), _cfg(tmp_path, epochs=0))
