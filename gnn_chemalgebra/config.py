@@ -191,6 +191,7 @@ class DecodeConfig:
     balance_beam: int = _opt(4, lo=1)  # role hypotheses decoded before the best balanced one is chosen
     edit_beam: int = _opt(5, lo=1)  # product graphs per reactant set from the bond-edit model
     edit_role_sets: int = _opt(2, lo=1)  # Type 2: reactant sets decoded by the edit model before the evidence decides
+    edit_role_sets_t1: int = _opt(1, lo=1)  # Type 1: reactant sets decoded, ranked by role + edit log-probability
     evidence_floor: float = -20.0  # lower bound of a hypothesis' log evidence
     role_evidence: bool = True  # Type 2: weigh role hypotheses by the likelihood of the written coefficients
     valence_check: bool = True  # formula: a neutral main-product remainder must admit a closed-shell molecule

@@ -456,6 +456,8 @@ class Decoder:
             nu, reactants, reagents = self.consumed(ex, assign)
             if not reactants or tuple(reactants) in seen:
                 continue
+            if not weigh and beam <= 1 and any(h.score >= rs and self.acceptable(h.decoded) for h in decs):
+                break  # Type 1: rs bounds every later set's score (edit log-probabilities are <= 0)
             seen.add(tuple(reactants))
             if logp is not None and (present := self.present_products(ex, assign, nu, scorer, rule)) is not None:
                 role_s = self.written_role_score(ex, present, logp)
@@ -476,11 +478,9 @@ class Decoder:
                     best_ok = max(best_ok, decs[-1].score)
                     if best_ok >= rs + sets.bound():
                         break
-            # Type 1: the first reactant set with an acceptable decoding (further beam entries come from its
-            # other product sets); Type 2: ``edit_role_sets`` reactant sets, weighed by the evidence.
-            if any(self.acceptable(h.decoded) for h in decs) and len(seen) >= (
-                self.settings.edit_role_sets if weigh else 1
-            ):
+            # Type 1: the first ``edit_role_sets_t1`` reactant sets with an acceptable decoding (1: further beam
+            # entries come from its other product sets); Type 2: ``edit_role_sets`` sets, weighed by the evidence.
+            if any(self.acceptable(h.decoded) for h in decs) and len(seen) >= self.edit_role_sets(weigh):
                 break
         if not decs:  # the written line is then the source copied (a fallback), saying which part found nothing
             nothing = "no role hypothesis in the beam consumes a molecule"
@@ -518,6 +518,11 @@ class Decoder:
         d.uncovered = [why]
         return d
 
+    def edit_role_sets(self, weigh: bool) -> int:
+        """Reactant sets the edit model decodes before the ranking decides: Type 2 weighs them by the evidence,
+        Type 1 by role + edit log-probability (1: the first set with an acceptable line wins)."""
+        return self.settings.edit_role_sets if weigh else self.settings.edit_role_sets_t1
+
     def main_of(self, new: Sequence[str]) -> str | None:
         """The main product among new molecules: most atoms, then the smallest string (as the labels)."""
         return min(new, key=lambda m: (-atom_count(self._comp(m)), m), default=None)
@@ -529,7 +534,7 @@ class Decoder:
         bags = []
         for ex, r in zip(examples, outs, strict=True):
             weigh = self.weigh_evidence(ex, extent_rule_for(ex.terms, self.extent))
-            want = self.settings.edit_role_sets if weigh else 1
+            want = self.edit_role_sets(weigh)
             sets: list[tuple[list[str], list[str]]] = []
             logp = r.logp if isinstance(r, LineOutputs) else torch.log(r["role_p"].clamp(min=1e-12)).tolist()
             for _, assign in kbest_rows(logp, self.settings.balance_beam):

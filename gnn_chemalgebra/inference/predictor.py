@@ -156,6 +156,7 @@ class Predictor:
     balance_beam = _setting("balance_beam")
     edit_beam = _setting("edit_beam")
     edit_role_sets = _setting("edit_role_sets")
+    edit_role_sets_t1 = _setting("edit_role_sets_t1")
     role_evidence = _setting("role_evidence")
     valence_check = _setting("valence_check")
     del _setting

@@ -152,3 +152,39 @@ def test_present_products_need_no_new_graph(vocab: list[str], found: bool) -> No
         assert dec.written_role_score(ex, d, logp) == pytest.approx(-1.5)
     spectator = tuple(ROLE_NU.index(min(role[m], 0)) for m in ex.mols)
     assert dec.present_products(ex, spectator, nu, None, "bayes") is None
+
+
+class _FakeSets(list):
+    """Ranked product sets of one reactant set, as the edit model's lazy sets give them (no sets left unseen)."""
+
+    def bound(self) -> float:
+        return float("-inf")
+
+
+@pytest.mark.parametrize(("t1_sets", "rs2", "written", "asked"), [(1, -0.5, "CC", 1), (2, -0.5, "CCCCO", 2),
+                                                                   (2, -5.0, "CC", 1)])  # fmt: skip
+def test_type1_reactant_sets_are_ranked_by_role_plus_edit_score(
+    t1_sets: int, rs2: float, written: str, asked: int
+) -> None:
+    """Type 1 with ``edit_role_sets_t1`` > 1: a second reactant set whose product graph the edit model is sure
+    of beats the first one (role score 0, an unlikely graph); a set whose role score alone is below the best
+    line found is never decoded (the role score bounds it)."""
+    pred = Predictor.build(TINY, Featurizer("smiles"), ExtraVocab([]), 1)
+    pred.edit_role_sets_t1 = t1_sets
+    graphs = {("C=C", "[H][H]"): ("CC", -3.0), ("C=C", "CCO"): ("CCCCO", -0.1)}
+    calls: list[tuple[str, ...]] = []
+
+    def fake_sets(bags):
+        calls.extend(tuple(sorted(r)) for r, _ in bags)
+        return [_FakeSets([([graphs[tuple(sorted(r))][0]], graphs[tuple(sorted(r))][1])]) for r, _ in bags]
+
+    pred.decoder.edit_product_sets = fake_sets
+    ex = example_from_terms([Term(1, "C=C"), Term(1, "[H][H]"), Term(1, "CCO")], vtype=1)
+    role = {m: i for i, m in enumerate(ex.mols)}
+
+    def assign(*reactants: str) -> tuple[int, ...]:
+        return tuple(ROLE_NU.index(-1 if m in reactants else 0) for m in sorted(role, key=role.get))
+
+    hyps = [(0.0, assign("C=C", "[H][H]")), (rs2, assign("C=C", "CCO"))]
+    (best,) = pred.decoder._decode_with_edits(ex, hyps, 1, None)
+    assert best.decoded.balanced and best.decoded.main_product == written and len(calls) == asked
