@@ -31,6 +31,7 @@ ap.add_argument("--out", type=Path, default=Path("results/gnn.json"), help="resu
 ap.add_argument("--label", default=LABEL, help="training_data of the records")
 ap.add_argument("--command", default="scripts/eval_bundled.sh (see this script's docstring)")
 ap.add_argument("--cross-model", help="the checkpoint the test_cross files were scored with (trained on train_cross)")
+ap.add_argument("--checkpoint", help="the checkpoint the files were scored with (default: the bundled one)")
 a = ap.parse_args()
 
 records = []
@@ -52,6 +53,7 @@ for path in sorted(a.evals.glob("eval-*.json")):
     rec.update(
         training_data=a.label,
         checkpoint=a.cross_model
+        or a.checkpoint
         or "gnn_chemalgebra/checkpoints/" + ("gnn_default.pt" if v[0] == "F" else "gnn_smiles_default.pt"),
         line_type="2" if typ == "2" else "auto",
         command=a.command,
