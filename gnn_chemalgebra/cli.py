@@ -281,7 +281,8 @@ def predict_cmd(
         None,
         "--edit-checkpoint",
         help="Bond-edit model for new SMILES product graphs (default: the one the GNN was trained with, "
-        "$GNNCA_EDIT_CHECKPOINT, or the bundled edit_default.pt).",
+        "$GNNCA_EDIT_CHECKPOINT, or the bundled edit_default.pt). Several joined by commas (a.pt,b.pt) are "
+        "read as one ensemble: their heads' log-probabilities averaged.",
     ),
     repr: str = typer.Option(
         "auto",

@@ -48,7 +48,7 @@ from ..data.edit_dataset import (
     valence_change,
 )
 from ..errors import ChemAlgebraError, ChemistryError, InputError
-from ..models.edit_model import EditModel, build_edit_model
+from ..models.edit_model import EditEnsemble, EditModel, build_edit_model
 
 BUNDLED_CHECKPOINT = Path(__file__).resolve().parents[1] / "checkpoints" / "edit_default.pt"  # package data
 DEFAULT_CHECKPOINT = Path("runs/edits_cpu/best.pt")  # a local training run (configs/edits_cpu.yaml)
@@ -675,13 +675,21 @@ def _atoms_of(comps: list[list[int]], sel: list[bool]) -> list[int]:
 class EditPredictor:
     """A trained :class:`EditModel` with its featurisation; batches reactions through the model, then decodes."""
 
-    def __init__(self, model: EditModel, device: str | torch.device = "cpu") -> None:
+    def __init__(self, model: EditModel | EditEnsemble, device: str | torch.device = "cpu") -> None:
         self.model = model.to(device).eval()
         self.device = torch.device(device)
         self.cache = GraphCache()
 
     @classmethod
     def from_checkpoint(cls, path: str | Path, device: str | torch.device = "cpu") -> EditPredictor:
+        """One checkpoint, or several joined by commas (``a.pt,b.pt``): an ensemble whose heads' log-probabilities
+        are averaged (:class:`~gnn_chemalgebra.models.edit_model.EditEnsemble`)."""
+        paths = [p for p in str(path).split(",") if p] if "," in str(path) else [path]
+        models = [cls._load_model(p, device) for p in paths]
+        return cls(models[0] if len(models) == 1 else EditEnsemble(models), device)
+
+    @staticmethod
+    def _load_model(path: str | Path, device: str | torch.device) -> EditModel:
         from ..checkpoint import load_checkpoint
 
         ck = load_checkpoint(path, map_location=device)
@@ -696,7 +704,7 @@ class EditPredictor:
             raise InputError("atom features changed since this edit checkpoint was trained", path=str(path))
         model = build_edit_model(hp)
         model.load_state_dict(ck["model"])
-        return cls(model, device)
+        return model
 
     def predict(
         self,

@@ -224,6 +224,25 @@ def build_edit_model(hp: dict[str, Any], fast_train: bool = False) -> EditModel:
     return EditModel(**hp, fast_train=fast_train)
 
 
+class EditEnsemble(nn.Module):
+    """Several trained edit models read as one: the class heads (bond order, H residual, charge) average their
+    log-probabilities (a renormalised geometric mean, which the decoder's log-softmax restores), the product
+    head its logits. Members are independent runs or fine-tuned descendants of the same architecture's inputs;
+    inference only."""
+
+    def __init__(self, members: list[nn.Module]) -> None:
+        super().__init__()
+        if not members:
+            raise ValueError("an ensemble needs at least one model")
+        self.members = nn.ModuleList(members)
+
+    def forward(self, batch: Any) -> dict[str, torch.Tensor]:
+        outs = [m(batch) for m in self.members]
+        avg = {k: torch.stack([F.log_softmax(o[k].float(), -1) for o in outs]).mean(0) for k in ("pair", "h", "q")}
+        avg["prod"] = torch.stack([o["prod"].float() for o in outs]).mean(0)
+        return avg
+
+
 def _weighted_ce(
     logits: torch.Tensor, y: torch.Tensor, unchanged: torch.Tensor, w0: float, scale: torch.Tensor | None = None
 ) -> torch.Tensor:

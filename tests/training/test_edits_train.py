@@ -51,6 +51,28 @@ def test_overfit_four_reactions_top1(overfit: tuple[Path, dict]) -> None:
     assert new == [*sorted(gold_products(r)), r["leftover_product"]] and score <= 0.0
 
 
+def test_an_ensemble_of_checkpoints_averages_the_heads(overfit: tuple[Path, dict], tmp_path: Path) -> None:
+    """``a.pt,b.pt`` loads both models; two copies of one model decode exactly as it does, and a second member
+    whose heads are scrambled changes the scores (the members really are averaged)."""
+    from gnn_chemalgebra.models.edit_model import EditEnsemble
+
+    run, _ = overfit
+    one = EditPredictor.from_checkpoint(run / "best.pt")
+    two = EditPredictor.from_checkpoint(f"{run / 'best.pt'},{run / 'best.pt'}")
+    assert isinstance(two.model, EditEnsemble) and len(two.model.members) == 2
+    bags = [(r["reactants"], r["reagents"]) for r in FOUR]
+    for a, b in zip(one.predict(bags, beam=3), two.predict(bags, beam=3), strict=True):
+        assert [c.products for c in a] == [c.products for c in b]
+        assert [c.score for c in a] == pytest.approx([c.score for c in b], abs=1e-4)
+    ck = load_checkpoint(run / "best.pt")
+    torch.manual_seed(0)
+    ck["model"] = {k: torch.randn_like(v) if "head" in k else v for k, v in ck["model"].items()}
+    save_checkpoint(tmp_path / "noisy.pt", ck)
+    mixed = EditPredictor.from_checkpoint(f"{run / 'best.pt'},{tmp_path / 'noisy.pt'}")
+    first = [c[0].score for c in one.predict(bags, beam=1)]
+    assert [c[0].score if c else None for c in mixed.predict(bags, beam=1)] != pytest.approx(first, abs=1e-4)
+
+
 def test_checkpoint_weights_only_round_trip(overfit: tuple[Path, dict]) -> None:
     run, _ = overfit
     raw = torch.load(run / "best.pt", weights_only=True)  # no pickled code in the file
