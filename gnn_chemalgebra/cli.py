@@ -275,7 +275,9 @@ def predict_cmd(
         None,
         "--checkpoint",
         help="GNN checkpoint (default: $GNNCA_CHECKPOINT, else the bundled model for the input: "
-        "gnn_smiles_default.pt for SMILES, gnn_default.pt for formulas).",
+        "gnn_smiles_default.pt for SMILES, gnn_default.pt for formulas). Several of one representation joined by "
+        "commas (a.pt,b.pt) are read as one ensemble: role and leftover log-probabilities averaged; the first "
+        "gives the vocabulary and decode settings.",
     ),
     edit_checkpoint: Path = typer.Option(
         None,
@@ -379,8 +381,9 @@ def predict_cmd(
             err=True,
         )
     ck = checkpoint or default_checkpoint(read.repr)
-    if not Path(ck).exists():
-        raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=str(ck))
+    for part in str(ck).split(","):
+        if not Path(part).exists():
+            raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=part)
     edit_ck = str(edit_checkpoint) if edit_checkpoint is not None else None
     predictor = Predictor.from_checkpoint(str(ck), select_device(device), edit_checkpoint=edit_ck, extent=extent)
     lazy_imports.resume_gc()  # (paused at start-up: see the top of this module)

@@ -18,6 +18,7 @@ from ..config import DecodeConfig, decode_settings
 from ..data.bagbatch import collate_bags
 from ..data.dataset import BagExample, ExtraVocab, collate_examples, to_data, vocab_compositions
 from ..data.featurize import Featurizer
+from ..errors import InputError
 from ..models.gnn import build_model, model_hparams
 
 
@@ -157,16 +158,24 @@ class LoadedModel:
 def load_model(path: str | Path, device: str | torch.device = "cpu", edit_checkpoint: str | None = None) -> LoadedModel:
     """A GNN checkpoint -> runner + the ``decode`` section saved with it (defaults for older checkpoints).
 
+    ``path`` may name several checkpoints of one representation, comma-separated (``a.pt,b.pt``): their heads
+    are averaged (:class:`~..models.bag_ensemble.BagEnsemble`); the first one gives the vocabulary, the decode
+    settings and the paired edit model.
     A SMILES checkpoint gets the bond-edit model of ``edit_checkpoint`` (default: the one the GNN was trained
     with, ``$GNNCA_EDIT_CHECKPOINT``, the bundled one, or ``runs/edits_cpu/best.pt``); without any, new product
     graphs stay uncovered."""
-    ck = load_checkpoint(str(path), map_location="cpu", require=("model", "featurizer", "meta"), kind="GNN (bag model)")
-    fz = ck["featurizer"]
-    feat = Featurizer(fz["repr"])
-    vocab = ExtraVocab(fz["vocab"][1:])
-    hp = ck["meta"]["hparams"]
-    model = build_model(hp, vocab_compositions(vocab, feat))
-    model.load_state_dict(ck["model"])
+    paths = [p for p in str(path).split(",") if p] if "," in str(path) else [str(path)]
+    loaded = [load_bag_model(p) for p in paths]
+    ck, feat, vocab, model = loaded[0]
+    for p, (_, f, _, _) in zip(paths[1:], loaded[1:], strict=True):
+        if f.repr != feat.repr:
+            msg = f"an ensemble needs one representation: {paths[0]} reads {feat.repr}, this {f.repr}"
+            raise InputError(msg, path=p)
+    if len(loaded) > 1:
+        from ..models.bag_ensemble import BagEnsemble
+
+        same_vocab = all(v.items == vocab.items for _, _, v, _ in loaded)
+        model = BagEnsemble([m for *_, m in loaded], same_vocab)
     saved = ck.get("config") or {}
     edit = None
     if feat.repr == "smiles":
@@ -176,3 +185,14 @@ def load_model(path: str | Path, device: str | torch.device = "cpu", edit_checkp
         edit = load_edit_model(edit_checkpoint, device)
     runner = ModelRunner(model, feat, vocab, int(ck["meta"]["vtype"]), device)
     return LoadedModel(runner, decode_settings(saved), edit)
+
+
+def load_bag_model(path: str) -> tuple[dict[str, Any], Featurizer, ExtraVocab, torch.nn.Module]:
+    """One bag-GNN checkpoint: (the checkpoint, its featurizer, its by-product vocabulary, the network)."""
+    ck = load_checkpoint(path, map_location="cpu", require=("model", "featurizer", "meta"), kind="GNN (bag model)")
+    fz = ck["featurizer"]
+    feat = Featurizer(fz["repr"])
+    vocab = ExtraVocab(fz["vocab"][1:])
+    model = build_model(ck["meta"]["hparams"], vocab_compositions(vocab, feat))
+    model.load_state_dict(ck["model"])
+    return ck, feat, vocab, model
