@@ -114,8 +114,9 @@ class ReactionPredictor:
             from .inference.run import decode_overrides
             from .training.device import select_device
 
-            if not path.is_file():
-                raise InputError("no such checkpoint", path=key)
+            for part in key.split(","):  # a.pt,b.pt: an ensemble
+                if not Path(part).is_file():
+                    raise InputError("no such checkpoint", path=part)
             pred = Predictor.from_checkpoint(key, select_device(self.device), self.edit_checkpoint, extent=self.extent)
             pred.decoder.settings = decode_overrides(pred.settings, self.settings)
             self._by_path[key] = pred

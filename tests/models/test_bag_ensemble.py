@@ -82,3 +82,13 @@ def test_predict_with_an_ensemble_and_its_refusals(tmp_path) -> None:
         app, ["predict", "-", "--checkpoint", f"{DEFAULT_CHECKPOINT},{tmp_path / 'nope.pt'}"], input=line
     )
     assert missing.exit_code == 2 and "nope.pt" in missing.output
+
+
+@pytest.mark.integration
+def test_load_predictor_takes_an_ensemble() -> None:
+    from gnn_chemalgebra import load_predictor
+
+    line = "{3}C2H3ClO.{3}C7H9N.{3}C6H15N"
+    (single,) = load_predictor(str(DEFAULT_CHECKPOINT), extent="bayes").predict(line)
+    (twice,) = load_predictor(f"{DEFAULT_CHECKPOINT},{DEFAULT_CHECKPOINT}", extent="bayes").predict(line)
+    assert twice.prediction == single.prediction
