@@ -111,8 +111,10 @@ def save_rows(curve: Curve, folder: Path) -> Path:
 
 
 def plot_curves(curves: Sequence[Curve], path: Path, title: str = "") -> Path:
-    """Two panels over optimiser steps (log axis: the GNN's hundreds beside the Transformer's thousands):
-    validation EM of every run, and the Transformer runs' token accuracy; each run's best EM marked."""
+    """Validation EM of every run over optimiser steps (log axis: the GNN's hundreds beside the Transformer's
+    thousands), each run's best EM marked; beside it the Transformer runs' token accuracy when there are any. A
+    figure of GNN runs alone is one panel, its EM axis starting below the lowest point (their curves differ by a
+    few points, which a 0-100 axis flattens)."""
     if not curves:
         raise InputError("no runs to plot")
     import matplotlib
@@ -120,7 +122,13 @@ def plot_curves(curves: Sequence[Curve], path: Path, title: str = "") -> Path:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, (ax_em, ax_tok) = plt.subplots(1, 2, figsize=(13, 4.8), sharex=True)
+    with_tokens = any(c.is_transformer for c in curves)
+    if with_tokens:
+        fig, (ax_em, ax_tok) = plt.subplots(1, 2, figsize=(13, 4.8), sharex=True)
+    else:
+        fig, ax_em = plt.subplots(1, 1, figsize=(7.5, 4.8))
+        ax_tok = None
+    lowest = 100.0
     for i, c in enumerate(curves):
         color = f"C{i}"
         style = "-" if c.is_transformer else "--"
@@ -129,20 +137,21 @@ def plot_curves(curves: Sequence[Curve], path: Path, title: str = "") -> Path:
             ax_em.plot(
                 *zip(*pts, strict=True), style, marker=".", color=color, label=f"{c.label} (to step {c.steps[-1]:,})"
             )
+            lowest = min(lowest, *(e for _, e in pts))
         if (b := c.best()) is not None:
             ax_em.plot([b[0]], [b[1]], "o", ms=9, mfc="none", color=color)
         tok = [(s, t) for s, t in zip(c.steps, c.token_acc, strict=True) if t is not None]
-        if tok:
+        if tok and ax_tok is not None:
             ax_tok.plot(*zip(*tok, strict=True), style, marker=".", color=color, label=c.label)
     ax_em.set_ylabel("validation exact match (%)")
-    ax_tok.set_ylabel("validation token accuracy (%, teacher-forced)")
-    ax_tok.set_title("Transformer runs only (the GNN writes no tokens)", fontsize=9)
-    for ax in (ax_em, ax_tok):
-        _log_steps_axis(ax)
-    ax_em.set_ylim(0, 100)
-    ax_tok.set_ylim(0, 100)
+    _log_steps_axis(ax_em)
+    ax_em.set_ylim(0 if with_tokens else max(0.0, 10 * (int(lowest) // 10) - 10), 100)
     ax_em.legend(fontsize=8, loc="best")
-    if any(c.is_transformer for c in curves):
+    if ax_tok is not None:
+        ax_tok.set_ylabel("validation token accuracy (%, teacher-forced)")
+        ax_tok.set_title("Transformer runs only (the GNN writes no tokens)", fontsize=9)
+        _log_steps_axis(ax_tok)
+        ax_tok.set_ylim(0, 100)
         ax_tok.legend(fontsize=8, loc="lower right")
     fig.suptitle(title or "Validation curves (circles: best EM; dashed: GNN)")
     fig.tight_layout()

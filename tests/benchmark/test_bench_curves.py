@@ -99,3 +99,16 @@ def test_panel_spec_parsing() -> None:
     assert parse_panel_spec("F_T1_x1|GNN=runs/a") == ("F_T1_x1", "GNN", Path("runs/a"))
     assert parse_panel_spec("GNN=runs/a") == ("", "GNN", Path("runs/a"))
     assert parse_panel_spec("runs/a") == ("", "", Path("runs/a"))
+
+
+def test_gnn_runs_alone_get_one_panel_zoomed_to_their_range(tmp_path: Path) -> None:
+    """No token accuracy to show: no empty second panel."""
+    import matplotlib.image as mpimg
+
+    from gnn_chemalgebra.benchmark.curves import plot_curves
+
+    gnn = read_curve(_run(tmp_path, "gnn", [{"step": 186, "val/EM": 78.4}, {"step": 372, "val/EM": 84.4}]), "GNN")
+    tf = read_curve(_run(tmp_path, "tf", _tf_rows()), "Transformer")
+    alone = mpimg.imread(plot_curves([gnn], tmp_path / "alone.png"))
+    both = mpimg.imread(plot_curves([gnn, tf], tmp_path / "both.png"))
+    assert alone.shape[0] == both.shape[0] and alone.shape[1] < 0.7 * both.shape[1]
