@@ -206,6 +206,16 @@ def init_weights(model: torch.nn.Module, path: str | Path) -> None:
     model.load_state_dict(state)
 
 
+def still_stopped(st: dict[str, Any], tcfg: Any) -> bool:
+    """Would the current patience settings still stop an early-stopped run? (A larger ``train.patience`` or
+    ``train.patience_steps``, or 0 = none, lets ``--resume`` train on from ``last.pt``.)"""
+    if tcfg.patience_steps:
+        return st["best_step"] is not None and int(st["step"]) - int(st["best_step"]) >= tcfg.patience_steps
+    if tcfg.patience:
+        return int(st["bad_evals"]) >= tcfg.patience
+    return False
+
+
 def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFactory | None = None) -> dict[str, Any]:
     """Train ``task`` as ``cfg`` says (or continue from ``<run_dir>/last.pt``); returns the run's summary."""
     tcfg = cfg.train
@@ -360,6 +370,10 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
         return distributed.broadcast_flag(stop, dist_info)
 
     finished = st["stop_reason"] in FINISHED
+    if finished and st["stop_reason"] == "early_stopping" and not still_stopped(st, tcfg):
+        print(f"[train] resuming a run that stopped early at step {st['step']}: train.patience / "
+              "train.patience_steps no longer stop it", file=sys.stderr)  # fmt: skip
+        finished, st["stop_reason"] = False, ""
     if ck is not None:
         gen.set_state(loader_state)
         restore_rng(ck["meta"]["rng"], ck)

@@ -116,6 +116,15 @@ def test_early_stopping_with_patience_in_steps_and_no_training_after(tmp_path: P
     assert again["history"] == [] and again["steps"] == 6
 
 
+def test_a_larger_patience_on_resume_trains_an_early_stopped_run_on(tmp_path: Path) -> None:
+    s = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience=2, epochs=10))
+    assert s["stop_reason"] == "early_stopping" and s["steps"] == 6
+    on = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience=4, epochs=10), resume=True)
+    assert on["steps"] == 10 and on["stop_reason"] == "early_stopping" and on["best_step"] == 2
+    off = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience=0, max_steps=14, epochs=10), resume=True)
+    assert off["steps"] == 14 and off["stop_reason"] == "max_steps"
+
+
 def test_no_validation_data_never_early_stops(tmp_path: Path) -> None:
     class NoVal(ToyTask):
         def validate(self):
