@@ -22,6 +22,7 @@ from typing import Any
 
 from .chem.bagfile import read_reaction_lines
 from .errors import InputError
+from .io import checkpoint_paths
 
 
 @dataclass(frozen=True)
@@ -114,7 +115,7 @@ class ReactionPredictor:
             from .inference.run import decode_overrides
             from .training.device import select_device
 
-            for part in key.split(","):  # a.pt,b.pt: an ensemble
+            for part in checkpoint_paths(key):  # a.pt,b.pt: an ensemble
                 if not Path(part).is_file():
                     raise InputError("no such checkpoint", path=part)
             pred = Predictor.from_checkpoint(key, select_device(self.device), self.edit_checkpoint, extent=self.extent)

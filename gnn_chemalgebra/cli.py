@@ -354,6 +354,7 @@ def predict_cmd(
         predict_inputs,
         resolve_extent,
     )
+    from .io import checkpoint_paths
     from .progress import wanted
     from .training.device import select_device
 
@@ -381,7 +382,7 @@ def predict_cmd(
             err=True,
         )
     ck = checkpoint or default_checkpoint(read.repr)
-    for part in str(ck).split(","):
+    for part in checkpoint_paths(ck):
         if not Path(part).exists():
             raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=part)
     edit_ck = str(edit_checkpoint) if edit_checkpoint is not None else None

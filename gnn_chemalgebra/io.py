@@ -74,3 +74,8 @@ def read_lines(path: str | Path) -> list[str]:
     """Lines of a text file without their newline (a missing final newline is fine)."""
     with open(path, encoding="utf-8") as fh:
         return fh.read().splitlines()
+
+
+def checkpoint_paths(spec: str | Path) -> list[str]:
+    """The checkpoint files a ``--checkpoint`` value names: one path, or several joined by commas (an ensemble)."""
+    return [p for p in str(spec).split(",") if p] or [str(spec)]

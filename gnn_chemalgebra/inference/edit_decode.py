@@ -48,6 +48,7 @@ from ..data.edit_dataset import (
     valence_change,
 )
 from ..errors import ChemAlgebraError, ChemistryError, InputError
+from ..io import checkpoint_paths
 from ..models.edit_model import EditEnsemble, EditModel, build_edit_model
 
 BUNDLED_CHECKPOINT = Path(__file__).resolve().parents[1] / "checkpoints" / "edit_default.pt"  # package data
@@ -684,8 +685,7 @@ class EditPredictor:
     def from_checkpoint(cls, path: str | Path, device: str | torch.device = "cpu") -> EditPredictor:
         """One checkpoint, or several joined by commas (``a.pt,b.pt``): an ensemble whose heads' log-probabilities
         are averaged (:class:`~gnn_chemalgebra.models.edit_model.EditEnsemble`)."""
-        paths = [p for p in str(path).split(",") if p] if "," in str(path) else [path]
-        models = [cls._load_model(p, device) for p in paths]
+        models = [cls._load_model(p, device) for p in checkpoint_paths(path)]
         return cls(models[0] if len(models) == 1 else EditEnsemble(models), device)
 
     @staticmethod

@@ -19,6 +19,7 @@ from ..data.bagbatch import collate_bags
 from ..data.dataset import BagExample, ExtraVocab, collate_examples, to_data, vocab_compositions
 from ..data.featurize import Featurizer
 from ..errors import InputError
+from ..io import checkpoint_paths
 from ..models.gnn import build_model, model_hparams
 
 
@@ -164,7 +165,7 @@ def load_model(path: str | Path, device: str | torch.device = "cpu", edit_checkp
     A SMILES checkpoint gets the bond-edit model of ``edit_checkpoint`` (default: the one the GNN was trained
     with, ``$GNNCA_EDIT_CHECKPOINT``, the bundled one, or ``runs/edits_cpu/best.pt``); without any, new product
     graphs stay uncovered."""
-    paths = [p for p in str(path).split(",") if p] if "," in str(path) else [str(path)]
+    paths = checkpoint_paths(path)
     loaded = [load_bag_model(p) for p in paths]
     ck, feat, vocab, model = loaded[0]
     for p, (_, f, _, _) in zip(paths[1:], loaded[1:], strict=True):

@@ -207,8 +207,9 @@ def init_weights(model: torch.nn.Module, path: str | Path) -> None:
 
 
 def still_stopped(st: dict[str, Any], tcfg: Any) -> bool:
-    """Would the current patience settings still stop an early-stopped run? (A larger ``train.patience`` or
-    ``train.patience_steps``, or 0 = none, lets ``--resume`` train on from ``last.pt``.)"""
+    """Do the patience settings stop the run in state ``st``? Asked after each validation, and again on
+    ``--resume`` of an early-stopped run: a larger ``train.patience`` or ``train.patience_steps`` (or 0 = none)
+    lets it train on from ``last.pt``."""
     if tcfg.patience_steps:
         return st["best_step"] is not None and int(st["step"]) - int(st["best_step"]) >= tcfg.patience_steps
     if tcfg.patience:
@@ -349,10 +350,7 @@ def fit(task: Task, cfg: Config, resume: bool = False, validator: ValidatorFacto
                 st["best_metrics"] = {"epoch": epoch_trained(), "step": step, **val}
             elif val:  # no validation data (no metrics) is no evidence against the run: never stops it
                 st["bad_evals"] += 1
-            if tcfg.patience_steps:
-                stop = st["best_step"] is not None and step - int(st["best_step"]) >= tcfg.patience_steps
-            elif tcfg.patience:
-                stop = st["bad_evals"] >= tcfg.patience
+            stop = still_stopped(st, tcfg)
             if stop:
                 st["stop_reason"] = "early_stopping"
             value = monitor.value(val)
