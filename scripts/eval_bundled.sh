@@ -9,6 +9,7 @@
 # test_out"); scripts/bundled_records.py turns the eval-*.json files into benchmark records. JSONL=1: also keep
 # gnnca predict --json (pred-*.jsonl), so scripts/error_breakdown.py --predictions needs no second prediction pass;
 # SKIP_CHECK=1: without the first-500 / first-200 check lines. DECODE_SET="decode.k=v ...": gnnca predict --set each.
+# PREDICT_ARGS="--workers 2": further gnnca predict options (none changes a prediction).
 set -euo pipefail
 built=$1 out=$2 fck=${3:-} sck=${4:-} eck=${5:-}
 mkdir -p "$out"
@@ -37,6 +38,7 @@ score() {  # variant split n checkpoint-args...
 fargs=(); [ -n "$fck" ] && fargs=(--checkpoint "$fck")
 sargs=(); [ -n "$sck" ] && sargs=(--checkpoint "$sck"); [ -n "$eck" ] && sargs+=(--edit-checkpoint "$eck")
 for kv in ${DECODE_SET:-}; do fargs+=(--set "$kv"); sargs+=(--set "$kv"); done  # e.g. DECODE_SET="decode.edit_beam=10"
+for opt in ${PREDICT_ARGS:-}; do fargs+=("$opt"); sargs+=("$opt"); done
 parts=${PARTS:-F S}  # PARTS=F or PARTS=S: one representation only
 if [[ $parts == *F* ]]; then
   [ "${SKIP_CHECK:-0}" = 1 ] || score F_T2_x1 test_in 500 "${fargs[@]}"

@@ -67,7 +67,8 @@ def run_dir_of(opts: GnnOptions, variant: str, model: str, task: str) -> Path:
 def run_config(opts: GnnOptions, variant: str, model: str, task: str, run_dir: Path) -> Any:
     train_split, val_split, _ = TASKS[task]
     smiles = variant_props(variant)["repr"] == "smiles"
-    extra = [f"train.max_steps={opts.steps_smiles if smiles else opts.steps}", "train.max_minutes=0"]
+    # the step budget alone: a preset's epoch count (gnn_cpu.yaml: 30) would otherwise cut a longer --steps short
+    extra = [f"train.max_steps={opts.steps_smiles if smiles else opts.steps}", "train.epochs=0", "train.max_minutes=0"]
     if smiles and opts.edit_checkpoint:  # validate whole SMILES lines, product graphs included
         extra.append(f"model.edit_checkpoint={opts.edit_checkpoint}")
     if smiles and opts.val_limit_smiles:
