@@ -15,6 +15,7 @@ import torch
 from torch.utils.data import DataLoader as TorchLoader
 from torch_geometric.loader import DataLoader
 
+from ..checkpoint import load_checkpoint
 from ..config import Config, typed
 from ..data.bagpack import PackedBags
 from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions
@@ -46,8 +47,12 @@ class GNNTask(Task):
         val_ex = load_examples(d.dir, d.variant, d.val_split, d.val_limit)
         self.feat = Featurizer(self.repr)
         mcfg = dict(vars(cfg.model))
+        start = load_checkpoint(cfg.train.init_from) if ck is None and cfg.train.init_from else None
+        start_vocab = ((start or {}).get("featurizer") or {}).get("vocab")
         if ck is not None:
             self.vocab = ExtraVocab(ck["featurizer"]["vocab"][1:])
+        elif start_vocab:  # fine-tuning keeps the start model's by-products in its order: head rows are indexed by it
+            self.vocab = ExtraVocab(start_vocab[1:])
         else:
             self.vocab = ExtraVocab.build(train_ex, cfg.model.vocab_size, cfg.model.vocab_min_count)
         self.hp = model_hparams(mcfg, self.feat.settings(), len(self.vocab))

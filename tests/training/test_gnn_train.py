@@ -124,3 +124,23 @@ def test_resume_inside_an_epoch_matches_an_uninterrupted_run(toy, tmp_path):
     a = load_checkpoint(tmp_path / "full" / "last.pt")["model"]
     b = load_checkpoint(tmp_path / "part" / "last.pt")["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_fine_tuning_keeps_the_start_models_by_product_vocabulary(toy, tmp_path):
+    """A run started from a checkpoint (train.init_from) indexes by-products as that checkpoint does, even when
+    its own training lines rank them in another order: the by-product head's rows keep their meaning."""
+    train(_cfg(toy, tmp_path / "base", "train.epochs=1"))
+    raw = torch.load(tmp_path / "base" / "last.pt", weights_only=True)
+    feat = json.loads(raw["featurizer_json"])
+    built = feat["vocab"]
+    assert len(built) >= 3
+    order = [0, *range(len(built) - 1, 0, -1)]  # <unk> first, the by-products reversed
+    feat["vocab"] = [built[i] for i in order]
+    raw["featurizer_json"] = json.dumps(feat)
+    raw["model"]["extra_comp"] = raw["model"]["extra_comp"][order]
+    start = tmp_path / "start.pt"
+    torch.save(raw, start)
+    train(_cfg(toy, tmp_path / "tuned", "train.epochs=1", f"train.init_from={start}"))
+    tuned = load_checkpoint(tmp_path / "tuned" / "last.pt")
+    assert tuned["featurizer"]["vocab"] == feat["vocab"] != built
+    assert torch.equal(tuned["model"]["extra_comp"], raw["model"]["extra_comp"])
