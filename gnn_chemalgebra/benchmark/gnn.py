@@ -2,13 +2,15 @@
 
 Per variant, the standard model trains on ``train``/``valid`` and is scored on ``test_in`` and ``test_out``;
 the cross model trains on ``train_cross``/``valid_cross`` and is scored on ``test_cross``. Budgets are optimiser
-steps (equal compute whatever else shares the machine). Everything resumes: a run folder with a ``DONE`` marker
-is not trained again, an interrupted one continues from ``last.pt``, and prediction files already written are
-re-scored, not recomputed.
+steps (equal compute whatever else shares the machine). Everything resumes: a run folder whose ``DONE`` marker
+meets the step budget is not trained again, an interrupted one (or a finished one given a larger ``--steps``)
+continues from ``last.pt``, and prediction files already written are re-scored, not recomputed, unless the
+model they came from has changed since (its run trained on, or the shared Type-1 cross copy is out of date).
 """
 
 from __future__ import annotations
 
+import filecmp
 import json
 import shutil
 import time
@@ -94,13 +96,45 @@ def checkpoint_of(run_dir: Path) -> Path:
     return run_dir / "best.pt" if (run_dir / "best.pt").exists() else run_dir / "last.pt"
 
 
+def step_budget(opts: GnnOptions, variant: str) -> int:
+    return opts.steps_smiles if variant_props(variant)["repr"] == "smiles" else opts.steps
+
+
+def budget_met(summary: dict[str, Any], steps: int) -> bool:
+    """A finished run serves a budget when it reached it or stopped on its own (early stopping, a target); a run
+    that stopped at a smaller budget (or at a preset's epoch count) continues under the larger one."""
+    return int(summary.get("step", summary.get("steps", 0)) or 0) >= steps or summary.get("stop_reason") in (
+        "early_stopping",
+        "target",
+    )
+
+
+def shares_std(opts: GnnOptions, variant: str, task: str) -> bool:
+    return task == "cross" and opts.t1_cross_from_std and int(variant_props(variant)["type"]) == 1  # type: ignore[arg-type]
+
+
+def clear_predictions(run_dir: Path) -> int:
+    """Remove a run folder's prediction, prediction-info and error files (they belong to an older model)."""
+    stale = [p for pattern in ("pred-*.txt", "predict-*.json", "errors-*.json") for p in run_dir.glob(pattern)]
+    for p in stale:
+        p.unlink()
+    return len(stale)
+
+
 def ensure_trained(opts: GnnOptions, variant: str, model: str, task: str, log: Callable[[str], None]) -> Path:
     """The run folder of a finished training run (trained, resumed or shared here when needed)."""
     run_dir = run_dir_of(opts, variant, model, task)
-    if opts.resume and read_marker(run_dir) is not None and checkpoint_of(run_dir).exists():
+    marker = read_marker(run_dir) if opts.resume else None
+    if shares_std(opts, variant, task):
+        std = ensure_trained(opts, variant, model, "std", log)
+        copy = run_dir / "best.pt"
+        if marker is not None and copy.exists() and filecmp.cmp(checkpoint_of(std), copy, shallow=False):
+            return run_dir
+        return share_std_model(opts, variant, model, run_dir, log, std)
+    if marker is not None and checkpoint_of(run_dir).exists() and budget_met(marker, step_budget(opts, variant)):
         return run_dir
-    if task == "cross" and opts.t1_cross_from_std and int(variant_props(variant)["type"]) == 1:  # type: ignore[arg-type]
-        return share_std_model(opts, variant, model, run_dir, log)
+    if opts.resume and (n_stale := clear_predictions(run_dir)):
+        log(f"  {run_dir}: {n_stale} prediction files of the earlier model removed")
     cfg = run_config(opts, variant, model, task, run_dir)
     resume = opts.resume and (run_dir / "last.pt").exists()
     log(f"train {variant_short(variant)} {model} {task} ({'resume' if resume else 'fresh'}) -> {run_dir}")
@@ -112,13 +146,16 @@ def ensure_trained(opts: GnnOptions, variant: str, model: str, task: str, log: C
     return run_dir
 
 
-def share_std_model(opts: GnnOptions, variant: str, model: str, run_dir: Path, log: Callable[[str], None]) -> Path:
+def share_std_model(
+    opts: GnnOptions, variant: str, model: str, run_dir: Path, log: Callable[[str], None], std: Path | None = None
+) -> Path:
     """Type 1: ``train_cross``/``valid_cross`` hold the same reactions in the same order as ``train``/``valid``
     and every term of a line carries one k, so the coefficient-blind network's inputs and labels are identical
     (``tests/data/test_dataset_cross.py``): the cross run folder gets a copy of the standard model instead of a
-    second, bit-identical training run."""
-    std = ensure_trained(opts, variant, model, "std", log)
+    second, bit-identical training run. Predictions of an earlier copy are removed with it."""
+    std = std or ensure_trained(opts, variant, model, "std", log)
     run_dir.mkdir(parents=True, exist_ok=True)
+    clear_predictions(run_dir)
     shutil.copyfile(checkpoint_of(std), run_dir / "best.pt")
     write_marker(run_dir, {**(read_marker(std) or {}), "shared_with": str(std)})
     log(f"{variant_short(variant)} {model} cross: Type 1, the standard model serves ({std})")
@@ -185,6 +222,7 @@ def score_setting(
         "train_s": round(float(done.get("train_s", 0.0)), 1),
         "val_best": done.get("best", {}),
         "n_params": done.get("n_params"),
+        "stop_reason": done.get("stop_reason"),
     }
     e_file = run_dir / f"errors-{setting}.json"
     if e_file.exists():  # main-product accuracy over the lines with a new main product (SMILES: beam 5)

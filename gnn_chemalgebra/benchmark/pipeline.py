@@ -26,7 +26,7 @@ from ..errors import InputError
 from ..io import atomic_write_text
 from .ceilings import add_prefix_ceilings, ceiling_records
 from .errors import error_table, keep_missing_rows
-from .gnn import TASKS, GnnOptions, gnn_records
+from .gnn import TASKS, GnnOptions, budget_met, gnn_records, step_budget
 from .merge import STAGE_FILES, merged_records, write_outputs
 from .records import CEILING_MODELS, LOCAL, Key, Record, has_all, load_records, record_key, update_records
 from .transformer import TransformerOptions, finished, transformer_records
@@ -114,7 +114,14 @@ def run_stages(opts: BenchOptions) -> list[Record]:
             have = load_records(out / "gnn.json") if opts.resume else []
 
             def done(model: str, task: str, settings: tuple[str, ...], v: str = v, have: list = have) -> bool:
-                return has_all(have, _keys(model, v, settings, gopts.training_data))
+                keys = set(_keys(model, v, settings, gopts.training_data))
+                recs = [r for r in have if record_key(r) in keys]
+                # a larger --steps continues a run that stopped at its budget, and scores it again (records from
+                # before the stop reason was kept count as finished, as they did)
+                budget = step_budget(gopts, v)
+                return has_all(have, keys) and all(
+                    "stop_reason" not in r or budget_met({"step": r.get("train_steps") or 0, **r}, budget) for r in recs
+                )
 
             update_records(out / "gnn.json", gnn_records(gopts, v, [model], opts.command, done, log))
     if "transformer" in opts.stages:

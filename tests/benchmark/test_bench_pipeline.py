@@ -183,3 +183,31 @@ def test_other_training_data_sits_beside_the_local_rows(bench):
 def test_merge_without_results(tmp_path):
     res = CliRunner().invoke(app, ["bench", "run", "--stages", "merge", "--out", str(tmp_path)])
     assert res.exit_code == 2 and "no results to merge" in res.output and "Traceback" not in res.output
+
+
+def test_a_larger_gnn_budget_continues_the_run_and_refreshes_the_shared_cross_model(bench, tmp_path):
+    """A finished Type-1 run given a larger --steps trains on; its test_in/test_out AND test_cross rows (the cross
+    folder holds a copy of the standard model) are scored again with the new model, not the stale copy."""
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(bench[0], root)
+    std = root / "runs" / "bench" / "F_T1_x1" / "gnn_std"
+    cross = root / "runs" / "bench" / "F_T1_x1" / "gnn_cross"
+    assert json.loads((std / "DONE").read_text())["stop_reason"] == "max_steps"
+    old_copy = (cross / "best.pt").read_bytes()
+    res = CliRunner().invoke(app, [*_args(root, "--stages", "gnn", "--variants", "F_T1_x1"), "--steps", "10"])
+    assert res.exit_code == 0, res.output
+    assert (
+        "train F_T1_x1 gnn std (resume)" in res.output and "prediction files of the earlier model removed" in res.output
+    )
+    assert (cross / "best.pt").read_bytes() == (std / "best.pt").read_bytes() != old_copy
+    rows = [
+        r
+        for r in _records(root, "gnn")
+        if (r["model"], r["variant"], r["training_data"]) == ("gnn", "F_T1_x1", "local")
+    ]
+    assert sorted(r["setting"] for r in rows) == ["test_cross", "test_in", "test_out"]
+    assert {r["train_steps"] for r in rows} == {10} and {r["stop_reason"] for r in rows} == {"max_steps"}
+    again = CliRunner().invoke(app, [*_args(root, "--stages", "gnn", "--variants", "F_T1_x1"), "--steps", "10"])
+    assert again.exit_code == 0 and "train " not in again.output  # now up to date: nothing to do
