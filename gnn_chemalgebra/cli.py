@@ -4,6 +4,7 @@ the project's errors into one clear line on stderr with exit code 2."""
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -105,6 +106,25 @@ def data_build(
     from .data.build import build_all
 
     build_all(out, source=source, seed=seed, workers=workers, limit=limit or None, strict=strict, extra=extra)
+
+
+@data_app.command("formula-extra")
+@friendly_errors
+def data_formula_extra(
+    built: Path = typer.Argument(..., help="A folder written by 'gnnca data build --extra'."),
+    out: Path = typer.Option(..., "--out", help="Folder for the formula variants with the added training lines."),
+    workers: int = typer.Option(0, "--workers", help="Worker processes (0 = all cores)."),
+    seed: int = typer.Option(0, "--seed", help="Seed for the added lines' coefficient draws."),
+) -> None:
+    """Formula training lines from the extra reactions the benchmark's leftover rule drops (about half of them).
+
+    Their leftover (NH3, CH3OH, ...) has no chain RDKit accepts, so they have no SMILES line, but a formula line
+    needs none. The rows are screened again (product overlap with MIT valid/test, duplicates: counted), appended
+    to train and train_cross of the x1 formula variants; every other file is copied unchanged. Train on OUT like
+    any built folder; the decoder keeps only leftovers the benchmark can write (decode.admissible_leftover)."""
+    from .data.formula_extra import build_formula_extra
+
+    build_formula_extra(_folder(built, "built"), out, workers=workers or os.cpu_count() or 1, seed=seed, log=typer.echo)
 
 
 @data_app.command("verify")

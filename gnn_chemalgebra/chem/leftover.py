@@ -131,3 +131,38 @@ def _leftover_cached(reactants: tuple[str, ...], p_items: tuple[tuple[str, int],
         if chain is not None:
             return chain
     return None
+
+
+@functools.lru_cache(maxsize=65536)
+def formula_chain_admissible(formula: str) -> bool:
+    """Could the builder have written a leftover of this formula: does some order of its atoms give a chain RDKit
+    accepts? An inner atom of a chain has two bonds, so at most two atoms whose largest valence is 1 (H, the
+    halogens, the alkali metals) fit, at the two ends; the arrangement with the lowest-valence atoms at the ends is
+    asked of RDKit first, then (RDKit's valence rules have exceptions) every other order of a leftover of at most six
+    atoms. ``H3N`` or ``CH3Cl3`` cannot be a leftover; ``H2O``, ``HCl`` and one atom always can. Ions:
+    the builder's chain carries the charge on one atom label, which a formula does not say, so no verdict (True)."""
+    from .composition import CHARGE_KEY
+    from .formula import parse_formula
+
+    comp = parse_formula(formula)
+    if comp.get(CHARGE_KEY, 0):
+        return True
+    labels = [el for el, n in comp.items() if el != CHARGE_KEY for _ in range(n)]
+    if len(labels) <= 1:
+        return bool(labels)
+    table = Chem.GetPeriodicTable()
+
+    def top_valence(sym: str) -> int:
+        vals = list(table.GetValenceList(sym))
+        return 99 if -1 in vals else max(vals)
+
+    labels.sort(key=lambda s: (top_valence(s), s))
+    first = (labels[0], *labels[2:], labels[1])
+    orders = itertools.chain([first], itertools.permutations(labels) if len(labels) <= 6 else ())
+    seen: set[tuple[str, ...]] = set()
+    for order in orders:
+        if order not in seen:
+            seen.add(order)
+            if Chem.MolFromSmiles(chain_smiles(order)) is not None:
+                return True
+    return False

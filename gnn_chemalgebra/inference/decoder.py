@@ -28,6 +28,7 @@ from ..algebra.roles import ROLE_NU, role_class
 from ..chem.bag import Term
 from ..chem.composition import CHARGE_KEY, closed_shell_possible
 from ..chem.formula import write_formula
+from ..chem.leftover import formula_chain_admissible
 from ..chem.molecule import composition
 from ..config import DecodeConfig
 from ..data.dataset import BagExample, ExtraVocab, atom_count, vocab_compositions
@@ -162,8 +163,11 @@ class Decoder:
     def _left_gather(self, K: int) -> tuple[torch.Tensor, torch.Tensor]:
         """(vocabulary rows whose counts fit the head's K classes, their count class per column [C, V])."""
         if K not in self._left_index:  # the same for every line: computed once
-            _, comp = self._left_table()
-            self._left_index[K] = ((comp < K).all(1) & (comp >= 0).all(1), comp.clamp(0, K - 1).T.contiguous())
+            names, comp = self._left_table()
+            ok = (comp < K).all(1) & (comp >= 0).all(1)
+            if self.repr == "formula" and self.settings.admissible_leftover:
+                ok &= torch.tensor([n is None or formula_chain_admissible(n) for n in names], dtype=torch.bool)
+            self._left_index[K] = (ok, comp.clamp(0, K - 1).T.contiguous())
         return self._left_index[K]
 
     def leftover_candidates(self, r: dict[str, Any], k: int = 4) -> list[tuple[str | None, float]]:
@@ -239,6 +243,8 @@ class Decoder:
                     except ChemAlgebraError:
                         self._left_names[key] = None
                 name = self._left_names[key]
+                if name is not None and self.settings.admissible_leftover and not formula_chain_admissible(name):
+                    name = None  # comp_d is not empty: not read as "no leftover" either
             else:
                 name = self.comp_lookup.get(tuple(sorted(comp_d.items())))
         if name is not None or not comp_d:

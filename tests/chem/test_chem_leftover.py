@@ -8,6 +8,7 @@ import pytest
 
 from gnn_chemalgebra.chem.leftover import (
     chain_smiles,
+    formula_chain_admissible,
     leftover_composition,
     leftover_from_composition,
     leftover_molecule,
@@ -40,3 +41,24 @@ def test_an_unreadable_smiles_is_a_chemistry_error_naming_it() -> None:
     assert err.value.term == "C1CC"
     with pytest.raises(ChemistryError):
         leftover_composition(["C1CC"], ["C"])
+
+
+@pytest.mark.parametrize(
+    ("formula", "admissible"),
+    [
+        ("H2O", True), ("HCl", True), ("H2", True), ("O", True), ("Cl2", True), ("HIO", True), ("CH2", True),
+        ("HBiBr2O", True),  # a gold leftover of the training split that the fast arrangement misses
+        ("ClO-", True),  # an ion: no verdict
+        ("H3N", False), ("CH4O", False), ("CH3Br", False), ("H4N2", False), ("C2H6O4S", False),
+    ],
+)  # fmt: skip
+def test_formula_chain_admissible(formula: str, admissible: bool) -> None:
+    """A leftover formula is one the builder could write exactly when some order of its atoms is a valid chain."""
+    assert formula_chain_admissible(formula) is admissible
+    labels = [el for el, n in Counter({"H": 3, "N": 1}).items() for _ in range(n)]
+    if formula == "H3N":  # every order of NH3's atoms is rejected by RDKit, as the function says
+        import itertools
+
+        from rdkit import Chem
+
+        assert all(Chem.MolFromSmiles(chain_smiles(o)) is None for o in itertools.permutations(labels))

@@ -295,3 +295,42 @@ def test_edit_examples_skip_extra_records_without_atom_maps(builds: dict[str, Pa
     examples, _, skipped = build_examples(recs)
     assert n_mt and skipped.get("no_atom_map") == n_mt
     assert len(examples) + sum(skipped.values()) == len(recs)
+
+
+def test_formula_extra_adds_the_rows_the_leftover_rule_drops(builds: dict[str, Path], tmp_path: Path) -> None:
+    """``gnnca data formula-extra``: the extra rows dropped for their leftover chain become formula training lines
+    (counted, screened again), appended after the built training lines; every other file is the built one."""
+    from gnn_chemalgebra.chem.bag import parse_bag
+    from gnn_chemalgebra.chem.leftover import formula_chain_admissible
+
+    rejected = [row for row in _skipped(builds["extra"]) if row[3] == "leftover_rejected_by_rdkit"]
+    assert rejected, "the fixture has rows the leftover rule drops"
+    out = tmp_path / "fo"
+    res = CliRunner().invoke(app, ["data", "formula-extra", str(builds["extra"]), "--out", str(out), "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    c = manifest["formula_extra"]
+    assert c["rows_listed"] == c["rows_read"] == len(rejected)
+    assert c["kept"] > 0 and c["rows_read"] == sum(v for k, v in c.items() if k not in ("rows_listed", "rows_read"))
+    assert sorted(manifest["variants"]) == ["ChemAlgebra_F_T1_x1", "ChemAlgebra_F_T2_x1"]
+    assert verify(out) == []
+    v = "ChemAlgebra_F_T1_x1"
+    for split in ("train", "train_cross"):
+        old = (builds["extra"] / v / f"src-{split}.txt").read_text().splitlines()
+        new = (out / v / f"src-{split}.txt").read_text().splitlines()
+        assert new[: len(old)] == old and len(new) == len(old) + c["kept"] == manifest["variants"][v][split]
+    for name in ("src-valid.txt", "tgt-test_in.txt", "meta-test_cross.jsonl"):
+        assert (out / v / name).read_bytes() == (builds["extra"] / v / name).read_bytes()
+    # the added targets hold leftovers the benchmark could not write (that is why the rows were dropped)
+    n_old = len((builds["extra"] / v / "tgt-train.txt").read_text().splitlines())
+    added = (out / v / "tgt-train.txt").read_text().splitlines()[n_old:]
+    srcs = (out / v / "src-train.txt").read_text().splitlines()[n_old:]
+    mols = {t.mol for line in (*added, *srcs) for t in parse_bag(line)}
+    assert any(not formula_chain_admissible(m) for m in mols)
+    built_again = CliRunner().invoke(app, ["data", "formula-extra", str(builds["extra"]), "--out", str(tmp_path / "b")])
+    assert (
+        built_again.exit_code == 0
+        and (tmp_path / "b" / v / "tgt-train.txt").read_bytes() == (out / v / "tgt-train.txt").read_bytes()
+    )  # deterministic
+    missing = CliRunner().invoke(app, ["data", "formula-extra", str(tmp_path / "nope"), "--out", str(tmp_path / "c")])
+    assert missing.exit_code == 2 and "built folder not found" in missing.output and "Traceback" not in missing.output

@@ -188,3 +188,26 @@ def test_type1_reactant_sets_are_ranked_by_role_plus_edit_score(
     hyps = [(0.0, assign("C=C", "[H][H]")), (rs2, assign("C=C", "CCO"))]
     (best,) = pred.decoder._decode_with_edits(ex, hyps, 1, None)
     assert best.decoded.balanced and best.decoded.main_product == written and len(calls) == asked
+
+
+@pytest.mark.parametrize("admissible_only", [True, False])
+def test_leftovers_the_benchmark_cannot_write_are_not_proposed(admissible_only: bool) -> None:
+    """A head that wants NH3 (3 H, 1 N): NH3 has no chain RDKit accepts, so no benchmark line has it as a leftover;
+    with decode.admissible_leftover the decoder proposes HCl or no leftover instead, both from the vocabulary row
+    and from the head's own arg-max composition."""
+    from gnn_chemalgebra.config import DecodeConfig
+    from gnn_chemalgebra.data.featurize import ELEMENT_VOCAB
+    from gnn_chemalgebra.inference.decoder import Decoder
+
+    dec = Decoder(Featurizer("formula"), ExtraVocab(["HCl", "H3N"]), DecodeConfig(admissible_leftover=admissible_only))
+    elems = [ELEMENT_VOCAB.index(e) for e in ("H", "N", "Cl", "charge")]
+    lp = torch.full((4, 6), -9.0)
+    lp[3, 2] = -0.01  # net charge 0 (classes are shifted by 2)
+    lp[0, 3], lp[0, 1] = -0.1, -2.5  # H: 3, else 1
+    lp[1, 1], lp[1, 0] = -0.1, -2.5  # N: 1, else 0
+    lp[2, 0], lp[2, 1] = -0.1, -2.5  # Cl: 0, else 1
+    cands = [m for m, _ in dec.leftover_candidates({"left_lp": lp, "left_elem": torch.tensor(elems)})]
+    if admissible_only:
+        assert "H3N" not in cands and "HCl" in cands
+    else:
+        assert cands[0] == "H3N"

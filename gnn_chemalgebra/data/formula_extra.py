@@ -1,0 +1,182 @@
+"""Formula-only training lines from the extra reactions that the benchmark's leftover rule drops.
+
+USPTO-BAL keeps a reaction only when the atoms one side has beyond the other, written as a chain of bracket
+atoms, form a molecule RDKit accepts (:func:`uspto.balance_separated`). Half of the extra USPTO reactions fail
+that test (a leftover NH3 or CH3OSO3 has no valid chain), yet their reactants, reagents and products are real
+chemistry. A formula line needs no chain: the leftover is the difference composition written as a formula. So
+a formula model can learn roles and leftovers from them too, while the decoder keeps only leftovers the
+benchmark could have written (:func:`chem.leftover.chain_admissible`).
+
+``gnnca data formula-extra BUILT --out OUT`` reads the rows that ``BUILT/extra_skipped.tsv`` lists as
+``leftover_rejected_by_rdkit``, screens them again (product overlap with every MIT valid/test line, duplicates of
+each other and of ``BUILT``'s training reactions, all counted), and writes ``OUT``: the formula variants of
+``BUILT`` (x1 only) whose ``train`` and ``train_cross`` gain the new lines (appended, own seeded stream), every
+other file copied unchanged, and a manifest with counts and sha256. ``BUILT`` itself is not touched.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from collections import Counter
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from ..chem.composition import element_view
+from ..chem.formula import write_formula
+from ..errors import ChemAlgebraError, InputError
+from ..io import atomic_write_json
+from .layout import split_files, variant_props
+from .uspto import SKIP_LEFTOVER_REJECTED, _formula, _side_composition, find_source_file, read_split
+
+LEFTOVER_PREFIX = "leftover:"  # key of a leftover in a record's ``formulas`` (it has no SMILES)
+SPLITS_EXTENDED = ("train", "train_cross")
+
+
+def rejected_rows(skipped_tsv: Path) -> set[tuple[str, str, int]]:
+    """``(source, split, line)`` of every extra row the build dropped for its leftover chain."""
+    if not skipped_tsv.exists():
+        raise InputError("no extra_skipped.tsv: build with gnnca data build --extra first", path=str(skipped_tsv))
+    out = set()
+    with open(skipped_tsv, encoding="utf-8") as fh:
+        next(fh, None)
+        for line in fh:
+            cells = line.rstrip("\n").split("\t")
+            if len(cells) >= 4 and cells[3] == SKIP_LEFTOVER_REJECTED:
+                out.add((cells[0], cells[1], int(cells[2])))
+    return out
+
+
+def formula_record(prep: dict[str, Any], rid: int, source: dict[str, Any]) -> dict[str, Any] | None:
+    """A base record in formula form: the leftover of each side is its difference composition as a formula
+    (key ``leftover:<formula>``). ``None`` when the difference holds no element (nothing to write)."""
+    reactants, reagents, products = list(prep["reactants"]), list(prep["reagents"]), list(prep["products"])
+    r_comp, p_comp = _side_composition(reactants), _side_composition(products)
+    formulas = {s: _formula(s) for s in dict.fromkeys((*reactants, *reagents, *products))}
+    for diff, side in ((r_comp - p_comp, products), (p_comp - r_comp, reactants)):
+        if not diff:
+            continue
+        try:
+            f = write_formula(element_view(diff))
+        except ChemAlgebraError:
+            return None
+        formulas[LEFTOVER_PREFIX + f] = f
+        side.append(LEFTOVER_PREFIX + f)
+    return {"id": rid, "reactants": reactants, "reagents": reagents, "products": products, "formulas": formulas,
+            "source": source}  # fmt: skip
+
+
+def build_formula_extra(
+    built: Path, out: Path, *, workers: int = 1, seed: int = 0, log: Callable[[str], None] = print
+) -> dict[str, Any]:
+    """Write ``out`` (see the module docstring) and return its manifest."""
+    from .build import _generate, _write_columns, file_info
+    from .extra import (
+        REMOVED_DUP_EXTRA,
+        REMOVED_DUP_LOCAL,
+        REMOVED_OVERLAP,
+        _map,
+        local_train_keys,
+        mit_product_keys,
+        prepare,
+        read_extra,
+    )
+
+    built, out = Path(built), Path(out)
+    mpath = built / "manifest.json"
+    if not mpath.exists():
+        raise InputError("no manifest.json (not a gnnca data build folder)", path=str(built))
+    manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    if "extra" not in manifest:
+        raise InputError("built without --extra: no extra rows to read", path=str(mpath))
+    src_dir = Path(manifest["source"]) if manifest.get("source") not in (None, "bundled data/") else None
+    if src_dir is None:
+        from .build import bundled_data_dir
+
+        src_dir = bundled_data_dir()
+    wanted = rejected_rows(built / "extra_skipped.tsv")
+    raws, _ = read_extra(src_dir)
+    raws = [r for r in raws if (r.source, r.split, r.line) in wanted]
+    log(f"{len(raws):,} extra rows dropped by the leftover rule (of {len(wanted):,} listed)")
+
+    # screen again: product overlap with every MIT valid/test line, duplicates of training and of each other
+    mit_lines: list[str] = []
+    for split in ("valid", "test"):
+        if find_source_file(src_dir / "uspto_mit_mapped", f"{split}.txt") is None:
+            continue
+        for raw in read_split(src_dir, split, None):
+            mit_lines += [raw.target, raw.mapped.split(">")[-1]]
+    mit_keys = mit_product_keys(mit_lines, workers)
+    train_recs = [json.loads(x) for x in open(built / "uspto_bal" / "reactions-train.jsonl", encoding="utf-8")]
+    seen = local_train_keys(train_recs)
+    train_keys = set(seen)
+    counts: Counter = Counter()
+    records: list[dict[str, Any]] = []
+    n_train = len(train_recs)
+    for raw, prep in zip(raws, _map(prepare, raws, workers, "formula extra: prepare"), strict=True):
+        if "keys" not in prep or "reason" in prep:
+            counts[prep.get("reason", "unparsable")] += 1
+            continue
+        if any(k in mit_keys for k in prep["keys"]):
+            counts[REMOVED_OVERLAP] += 1
+            continue
+        if prep["key"] in seen:
+            counts[REMOVED_DUP_LOCAL if prep["key"] in train_keys else REMOVED_DUP_EXTRA] += 1
+            continue
+        seen.add(prep["key"])
+        rec = formula_record(prep, n_train + len(records), {"set": raw.source, "split": raw.split, "line": raw.line})
+        if rec is None:
+            counts["no_formula"] += 1
+            continue
+        records.append(rec)
+    counts["kept"] = len(records)
+    log("formula extra: " + ", ".join(f"{k} {v:,}" for k, v in sorted(counts.items())))
+
+    out.mkdir(parents=True, exist_ok=True)
+    # x1 only: an x5 split repeats each reaction with five draws, which an appended single draw would not match
+    variants = sorted(
+        v for v in manifest["variants"] if variant_props(v)["repr"] == "formula" and variant_props(v)["x"] == 1
+    )
+    variant_counts: dict[str, dict[str, int]] = {}
+    for v in variants:
+        (out / v).mkdir(parents=True, exist_ok=True)
+        for p in sorted((built / v).iterdir()):
+            if not any(p.name.endswith(f"-{s}.txt") or p.name.endswith(f"-{s}.jsonl") for s in SPLITS_EXTENDED):
+                shutil.copyfile(p, out / v / p.name)
+        variant_counts[v] = {}
+        for split in SPLITS_EXTENDED:
+            sets = ["in"] * len(records) if split == "train" else _halves(len(records), seed)
+            new = _generate(v, split + "_formula_extra", "train", records, sets, seed)
+            old = zip(*(open(f, encoding="utf-8") for f in split_files(built, v, split)), strict=True)
+            rows: Iterable[tuple[str, ...]] = _chain_rows(old, new)
+            variant_counts[v][split] = _write_columns(split_files(out, v, split), rows)
+    files = {
+        p.relative_to(out).as_posix(): file_info(p)
+        for p in sorted(out.rglob("*"))
+        if p.is_file() and p.name != "manifest.json" and not p.name.startswith(".")
+    }
+    result = {
+        "tool": "gnnca data formula-extra",
+        "from": {"built": str(built), "manifest_sha256": file_info(mpath)["sha256"]},
+        "seed": seed,
+        "formula_extra": {"rows_listed": len(wanted), "rows_read": len(raws), **dict(sorted(counts.items()))},
+        "variants": variant_counts,
+        "files": files,
+    }
+    atomic_write_json(out / "manifest.json", result)
+    return result
+
+
+def _halves(n: int, seed: int) -> list[str]:
+    idx = list(range(n))
+    random.Random(f"{seed}/cross/formula_extra").shuffle(idx)
+    half = set(idx[: n // 2])
+    return ["in" if i in half else "out" for i in range(n)]
+
+
+def _chain_rows(old: Iterable[tuple[str, ...]], new: Iterable[tuple[str, ...]]) -> Iterable[tuple[str, ...]]:
+    for row in old:
+        yield tuple(x.rstrip("\n") for x in row)
+    yield from new
