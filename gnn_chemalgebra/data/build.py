@@ -151,7 +151,7 @@ def _variant_plan(bal: dict[str, list[dict]], seed: int, n_extra: int = 0) -> di
     }
 
 
-def _generate(
+def generate_lines(
     variant: str, split: str, bal_split: str, records: list[dict], sets: list[str], seed: int
 ) -> Iterator[tuple[str, str, str]]:
     props = variant_props(variant)
@@ -174,8 +174,8 @@ def _generate(
 def _write_variant(out: Path, variant: str, bal: dict[str, list[dict]], seed: int, n_extra: int = 0) -> dict[str, int]:
     counts = {}
     for split, (bal_split, sets) in _variant_plan(bal, seed, n_extra).items():
-        rows = _generate(variant, split, bal_split, bal[bal_split], sets, seed)
-        counts[split] = _write_columns(split_files(out, variant, split), rows)
+        rows = generate_lines(variant, split, bal_split, bal[bal_split], sets, seed)
+        counts[split] = write_columns(split_files(out, variant, split), rows)
     return counts
 
 
@@ -207,7 +207,7 @@ def _write_shared_variant(variant: str) -> tuple[str, dict[str, int]]:
     return variant, _write_variant(s["out"], variant, s["bal"], s["seed"], s["n_extra"])
 
 
-def _write_columns(paths: tuple[Path, ...], rows: Iterable[tuple[str, ...]]) -> int:
+def write_columns(paths: tuple[Path, ...], rows: Iterable[tuple[str, ...]]) -> int:
     """Stream rows into one file per column (line i of each file = row i), each replaced atomically.
 
     Streaming keeps the memory of an x5 training split with the extra reactions (about 700k lines) flat.

@@ -245,7 +245,7 @@ def _finish(raw: ExtraRaw, prep: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "record": rec}
 
 
-def _map(fn: Callable, items: list, workers: int, desc: str) -> Iterator:
+def map_rows(fn: Callable, items: list, workers: int, desc: str) -> Iterator:
     if workers <= 1 or len(items) < 2000:
         yield from tqdm(map(fn, items), total=len(items), desc=desc, unit="rxn", leave=False, mininterval=1.0)
         return
@@ -257,7 +257,7 @@ def _map(fn: Callable, items: list, workers: int, desc: str) -> Iterator:
 def mit_product_keys(lines: Iterable[str], workers: int) -> set[str]:
     """The overlap keys of every product molecule of the given MIT lines."""
     keys: set[str] = set()
-    for ks in _map(mit_product_keys_of, list(lines), workers, "MIT products"):
+    for ks in map_rows(mit_product_keys_of, list(lines), workers, "MIT products"):
         keys.update(ks)
     return keys
 
@@ -294,7 +294,7 @@ def build_extra(
         drop(raw, SKIP_MALFORMED, why)
     seen = set(local_keys)
     todo: list[tuple[ExtraRaw, dict[str, Any]]] = []
-    for raw, prep in zip(raws, _map(prepare, raws, workers, "extra: prepare"), strict=True):
+    for raw, prep in zip(raws, map_rows(prepare, raws, workers, "extra: prepare"), strict=True):
         c = counts[raw.source]
         c["read"] += 1
         if "keys" not in prep:  # unparsable product: no key to compare
@@ -316,7 +316,7 @@ def build_extra(
         seen.add(prep["key"])
         todo.append((raw, prep))
     kept: list[dict[str, Any]] = []
-    for (raw, _), res in zip(todo, _map(finish, todo, workers, "extra: USPTO-BAL + maps"), strict=True):
+    for (raw, _), res in zip(todo, map_rows(finish, todo, workers, "extra: USPTO-BAL + maps"), strict=True):
         if res["ok"]:
             kept.append(res["record"])
             counts[raw.source]["kept"] += 1

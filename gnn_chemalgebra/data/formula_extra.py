@@ -29,7 +29,7 @@ from ..chem.formula import write_formula
 from ..errors import ChemAlgebraError, InputError
 from ..io import atomic_write_json
 from .layout import split_files, variant_props
-from .uspto import SKIP_LEFTOVER_REJECTED, _formula, _side_composition, find_source_file, read_split
+from .uspto import SKIP_LEFTOVER_REJECTED, find_source_file, formula_of, read_split, side_composition
 
 LEFTOVER_PREFIX = "leftover:"  # key of a leftover in a record's ``formulas`` (it has no SMILES)
 SPLITS_EXTENDED = ("train", "train_cross")
@@ -53,8 +53,8 @@ def formula_record(prep: dict[str, Any], rid: int, source: dict[str, Any]) -> di
     """A base record in formula form: the leftover of each side is its difference composition as a formula
     (key ``leftover:<formula>``). ``None`` when the difference holds no element (nothing to write)."""
     reactants, reagents, products = list(prep["reactants"]), list(prep["reagents"]), list(prep["products"])
-    r_comp, p_comp = _side_composition(reactants), _side_composition(products)
-    formulas = {s: _formula(s) for s in dict.fromkeys((*reactants, *reagents, *products))}
+    r_comp, p_comp = side_composition(reactants), side_composition(products)
+    formulas = {s: formula_of(s) for s in dict.fromkeys((*reactants, *reagents, *products))}
     for diff, side in ((r_comp - p_comp, products), (p_comp - r_comp, reactants)):
         if not diff:
             continue
@@ -72,13 +72,13 @@ def build_formula_extra(
     built: Path, out: Path, *, workers: int = 1, seed: int = 0, log: Callable[[str], None] = print
 ) -> dict[str, Any]:
     """Write ``out`` (see the module docstring) and return its manifest."""
-    from .build import _generate, _write_columns, file_info
+    from .build import file_info, generate_lines, write_columns
     from .extra import (
         REMOVED_DUP_EXTRA,
         REMOVED_DUP_LOCAL,
         REMOVED_OVERLAP,
-        _map,
         local_train_keys,
+        map_rows,
         mit_product_keys,
         prepare,
         read_extra,
@@ -115,7 +115,7 @@ def build_formula_extra(
     counts: Counter = Counter()
     records: list[dict[str, Any]] = []
     n_train = len(train_recs)
-    for raw, prep in zip(raws, _map(prepare, raws, workers, "formula extra: prepare"), strict=True):
+    for raw, prep in zip(raws, map_rows(prepare, raws, workers, "formula extra: prepare"), strict=True):
         if "keys" not in prep or "reason" in prep:
             counts[prep.get("reason", "unparsable")] += 1
             continue
@@ -148,10 +148,10 @@ def build_formula_extra(
         variant_counts[v] = {}
         for split in SPLITS_EXTENDED:
             sets = ["in"] * len(records) if split == "train" else _halves(len(records), seed)
-            new = _generate(v, split + "_formula_extra", "train", records, sets, seed)
+            new = generate_lines(v, split + "_formula_extra", "train", records, sets, seed)
             old = zip(*(open(f, encoding="utf-8") for f in split_files(built, v, split)), strict=True)
             rows: Iterable[tuple[str, ...]] = _chain_rows(old, new)
-            variant_counts[v][split] = _write_columns(split_files(out, v, split), rows)
+            variant_counts[v][split] = write_columns(split_files(out, v, split), rows)
     files = {
         p.relative_to(out).as_posix(): file_info(p)
         for p in sorted(out.rglob("*"))

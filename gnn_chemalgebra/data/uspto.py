@@ -165,7 +165,7 @@ def _composition(canonical: str) -> Counter:
     return _known_facts(canonical)[0]
 
 
-def _formula(canonical: str) -> str:
+def formula_of(canonical: str) -> str:
     return _known_facts(canonical)[1]
 
 
@@ -245,7 +245,7 @@ def smiles_order_composition(mol: Chem.Mol, smiles: str) -> Counter:
 fast_composition = mol_composition
 
 
-def _side_composition(smiles: list[str]) -> Counter:
+def side_composition(smiles: list[str]) -> Counter:
     """Atoms of a side in the order the generator met them: molecule by molecule, H appended per molecule."""
     total: Counter = Counter()
     for s in smiles:
@@ -315,8 +315,8 @@ def balance_separated(
     place by the leftover chains. ``formulas`` keeps first-seen order (reactants, reagents, products), so
     the written records do not depend on the process's string-hash seed.
     """
-    r_comp = _side_composition(reactants)
-    p_comp = _side_composition(products)
+    r_comp = side_composition(reactants)
+    p_comp = side_composition(products)
     leftover_p = leftover_r = None
     status = "balanced"
     if r_comp != p_comp:
@@ -340,9 +340,9 @@ def balance_separated(
             products.append(leftover_p)
         if leftover_r is not None:
             reactants.append(leftover_r)
-        if _side_composition(reactants) != _side_composition(products):
+        if side_composition(reactants) != side_composition(products):
             return {**base, "ok": False, "reason": SKIP_RECHECK, "detail": ""}
-    formulas = {s: _formula(s) for s in dict.fromkeys((*reactants, *reagents, *products))}
+    formulas = {s: formula_of(s) for s in dict.fromkeys((*reactants, *reagents, *products))}
     return {
         **base,
         "ok": True,

@@ -147,7 +147,7 @@ def test_composition_from_the_smiles_string_is_mol_composition() -> None:
         mol = Chem.MolFromSmiles(can)
         for comp in (uspto.smiles_order_composition(mol, can), uspto._composition(can)):
             assert list(comp.items()) == list(mol_composition(mol).items()), smi
-        assert uspto._formula(can) == rdMolDescriptors.CalcMolFormula(mol)
+        assert uspto.formula_of(can) == rdMolDescriptors.CalcMolFormula(mol)
 
 
 def test_a_string_that_does_not_line_up_with_its_molecule_falls_back() -> None:
