@@ -58,6 +58,7 @@ class BagExample:
     nu: dict[str, int] | None = None
     tgt: str | None = None
     rxn: int | None = None
+    roles_only: bool = False  # a line whose leftover is not a training label (gnnca data formula-extra)
 
 
 def example_from_terms(terms: list[Term], vtype: int = 1, cset: str = "in") -> BagExample:
@@ -85,6 +86,7 @@ def attach_labels(ex: BagExample, meta: dict[str, Any], repr: str) -> BagExample
     ex.xi = int(meta["xi"])
     ex.cset = meta.get("set", "in")
     ex.rxn = meta.get("rxn")
+    ex.roles_only = bool(meta.get("roles_only", False))
     return ex
 
 
@@ -149,6 +151,7 @@ def to_data(ex: BagExample, feat: Featurizer, vocab: ExtraVocab, idx: int = 0, l
         left[0] += feat.molecule(e)[1]
     left[0, CHARGE_INDEX] += LEFT_CHARGE_SHIFT
     d.y_left = left.round().long().clamp(min=0)
+    d.w_left = torch.tensor([0.0 if ex.roles_only else 1.0])  # weight of the by-product and leftover labels
     # Learned extent scorer: candidates from the GOLD roles (Type 2 only; Type 1 is determined).
     groups = group_terms(ex.terms)
     nu = {m: n for m, n in (ex.nu or {}).items() if m in groups or n > 0}

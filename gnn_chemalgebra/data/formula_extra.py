@@ -69,9 +69,17 @@ def formula_record(prep: dict[str, Any], rid: int, source: dict[str, Any]) -> di
 
 
 def build_formula_extra(
-    built: Path, out: Path, *, workers: int = 1, seed: int = 0, log: Callable[[str], None] = print
+    built: Path,
+    out: Path,
+    *,
+    workers: int = 1,
+    seed: int = 0,
+    leftover_labels: bool = False,
+    log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
-    """Write ``out`` (see the module docstring) and return its manifest."""
+    """Write ``out`` (see the module docstring) and return its manifest. Without ``leftover_labels`` the added
+    lines carry ``"roles_only": true`` in their meta: they teach roles, and their leftovers (mostly ones the
+    benchmark never writes) are not training labels; with it they are (measured: worse, see the README)."""
     from .build import file_info, generate_lines, write_columns
     from .extra import (
         REMOVED_DUP_EXTRA,
@@ -149,6 +157,8 @@ def build_formula_extra(
         for split in SPLITS_EXTENDED:
             sets = ["in"] * len(records) if split == "train" else _halves(len(records), seed)
             new = generate_lines(v, split + "_formula_extra", "train", records, sets, seed)
+            if not leftover_labels:
+                new = _roles_only(new)
             old = zip(*(open(f, encoding="utf-8") for f in split_files(built, v, split)), strict=True)
             rows: Iterable[tuple[str, ...]] = _chain_rows(old, new)
             variant_counts[v][split] = write_columns(split_files(out, v, split), rows)
@@ -161,6 +171,7 @@ def build_formula_extra(
         "tool": "gnnca data formula-extra",
         "from": {"built": str(built), "manifest_sha256": file_info(mpath)["sha256"]},
         "seed": seed,
+        "leftover_labels": leftover_labels,
         "formula_extra": {"rows_listed": len(wanted), "rows_read": len(raws), **dict(sorted(counts.items()))},
         "variants": variant_counts,
         "files": files,
@@ -180,3 +191,8 @@ def _chain_rows(old: Iterable[tuple[str, ...]], new: Iterable[tuple[str, ...]]) 
     for row in old:
         yield tuple(x.rstrip("\n") for x in row)
     yield from new
+
+
+def _roles_only(rows: Iterable[tuple[str, str, str]]) -> Iterable[tuple[str, str, str]]:
+    for src, tgt, meta in rows:
+        yield src, tgt, meta[:-1] + ',"roles_only":true}'

@@ -31,14 +31,25 @@ def compute_losses(out: dict[str, torch.Tensor], batch: Any, model: Any, weights
     B = int(batch.num_graphs)
     role_logits = out["role_logits"].float()
     extra_logits = out["extra_logits"].float()
-    losses = {
-        "role": F.cross_entropy(role_logits, batch.y_role),
-        "extra": F.binary_cross_entropy_with_logits(extra_logits, batch.y_extra),
-    }
+    # per-bag weight of the by-product/leftover labels: 0 on a roles-only line (gnnca data formula-extra), whose
+    # leftover lies outside what the benchmark writes; the role loss reads every line
+    w = getattr(batch, "w_left", None)
+    w = w.float() if w is not None and bool((w != 1).any()) else None
+    losses = {"role": F.cross_entropy(role_logits, batch.y_role)}
+    if w is None:
+        losses["extra"] = F.binary_cross_entropy_with_logits(extra_logits, batch.y_extra)
+    else:
+        bce = F.binary_cross_entropy_with_logits(extra_logits, batch.y_extra, reduction="none").mean(-1)
+        losses["extra"] = (bce * w).sum() / w.sum().clamp(min=1.0)
     if "left_logits" in out and getattr(batch, "y_left", None) is not None:
         n_cls = out["left_logits"].size(-1)
         y = batch.y_left[out["left_bag"], out["left_elem"]].clamp(max=n_cls - 1)
-        losses["leftover"] = F.cross_entropy(out["left_logits"].float(), y)
+        if w is None:
+            losses["leftover"] = F.cross_entropy(out["left_logits"].float(), y)
+        else:
+            ws = w[out["left_bag"]]
+            ce = F.cross_entropy(out["left_logits"].float(), y, reduction="none")
+            losses["leftover"] = (ce * ws).sum() / ws.sum().clamp(min=1.0)
     if "ext_scores" in out:
         logp = grouped_log_softmax(out["ext_scores"].float(), batch.ext_graph, B)
         has = scatter(batch.ext_y, batch.ext_graph, dim=0, dim_size=B, reduce="sum")
@@ -66,6 +77,7 @@ def compute_losses(out: dict[str, torch.Tensor], batch: Any, model: Any, weights
         B,
         charge_index=model.charge_index,
         variance=variance,
+        weight=w,
     )
     total = sum(v for k, v in losses.items() if k != "penalty") + weights.get("mass_balance", 0.0) * losses["penalty"]
     losses["total"] = total

@@ -102,8 +102,10 @@ def mass_balance_penalty(
     n_graphs: int,
     charge_index: int = 1,
     variance: torch.Tensor | None = None,
+    weight: torch.Tensor | None = None,
 ) -> torch.Tensor:
-    """Mean over bags of ``||E residual||^2 / atoms^2`` (the quadratic penalty of the equality constraint).
+    """Mean over bags of ``||E residual||^2 / atoms^2`` (the quadratic penalty of the equality constraint);
+    ``weight`` ([B]): a weighted mean instead (0 leaves out a bag whose leftover is not labelled).
 
     ``variance`` ([B], from :func:`role_variance` + :func:`slot_variance` or :func:`vocab_variance`) turns it
     into ``E||residual||^2`` under the heads' independent distributions: zero only for a confident, consistent
@@ -114,4 +116,6 @@ def mass_balance_penalty(
     sq = (r**2).sum(-1)
     if variance is not None:
         sq = sq + variance
-    return (sq / scale**2).mean()
+    if weight is None:
+        return (sq / scale**2).mean()
+    return (sq / scale**2 * weight).sum() / weight.sum().clamp(min=1.0)

@@ -302,6 +302,7 @@ def test_formula_extra_adds_the_rows_the_leftover_rule_drops(builds: dict[str, P
     (counted, screened again), appended after the built training lines; every other file is the built one."""
     from gnn_chemalgebra.chem.bag import parse_bag
     from gnn_chemalgebra.chem.leftover import formula_chain_admissible
+    from gnn_chemalgebra.data.dataset import load_examples
 
     rejected = [row for row in _skipped(builds["extra"]) if row[3] == "leftover_rejected_by_rdkit"]
     assert rejected, "the fixture has rows the leftover rule drops"
@@ -327,6 +328,15 @@ def test_formula_extra_adds_the_rows_the_leftover_rule_drops(builds: dict[str, P
     srcs = (out / v / "src-train.txt").read_text().splitlines()[n_old:]
     mols = {t.mol for line in (*added, *srcs) for t in parse_bag(line)}
     assert any(not formula_chain_admissible(m) for m in mols)
+    metas = [json.loads(x) for x in (out / v / "meta-train.jsonl").read_text().splitlines()]
+    assert not any("roles_only" in m for m in metas[:n_old]) and all(m["roles_only"] for m in metas[n_old:])
+    exs = load_examples(out, v, "train")
+    assert [ex.roles_only for ex in exs] == [False] * n_old + [True] * c["kept"]
+    with_left = tmp_path / "with_left"
+    res = CliRunner().invoke(
+        app, ["data", "formula-extra", str(builds["extra"]), "--out", str(with_left), "--leftover-labels"]
+    )
+    assert res.exit_code == 0 and "roles_only" not in (with_left / v / "meta-train.jsonl").read_text()
     built_again = CliRunner().invoke(app, ["data", "formula-extra", str(builds["extra"]), "--out", str(tmp_path / "b")])
     assert (
         built_again.exit_code == 0

@@ -157,3 +157,33 @@ def test_penalty_on_cuda_matches_cpu() -> None:
     cpu = mass_balance_penalty(logits.softmax(-1), *args)
     gpu = mass_balance_penalty(logits.cuda().softmax(-1), *(a.cuda() if torch.is_tensor(a) else a for a in args))
     assert gpu.item() == pytest.approx(cpu.item(), rel=1e-5)
+
+
+def test_roles_only_lines_teach_roles_and_nothing_else(tmp_path) -> None:
+    """A roles-only line (gnnca data formula-extra) adds to the role loss; the by-product, leftover and penalty
+    terms are those of the other lines alone."""
+    write_toy_variant(tmp_path, "ChemAlgebra_F_T1_x1", {"train": 12})
+    exs = load_examples(tmp_path, "ChemAlgebra_F_T1_x1", "train")
+    for ex in exs[::2]:
+        ex.roles_only = True
+    feat = Featurizer("formula")
+    vocab = ExtraVocab.build(exs)
+    data = BagDataset(exs, feat, vocab).data
+    assert [float(d.w_left) for d in data[:2]] == [0.0, 1.0]
+    torch.manual_seed(0)
+    hp = model_hparams({"hidden": 32, "layers": 1}, feat.settings(), len(vocab))
+    model = build_model(hp, vocab_compositions(vocab, feat)).eval()
+    weights = {"mass_balance": 0.5}
+    mixed = Batch.from_data_list(data)
+    labelled = Batch.from_data_list(data[1::2])
+    both = compute_losses(model(mixed), mixed, model, weights)
+    only = compute_losses(model(labelled), labelled, model, weights)
+    for key in ("extra", "leftover", "penalty"):
+        assert both[key].item() == pytest.approx(only[key].item(), rel=1e-5), key
+    assert both["role"].item() != pytest.approx(only["role"].item(), rel=1e-3)
+    for d in data[::2]:  # whatever a roles-only line's by-product and leftover labels say, they are not read
+        d.y_left = torch.full_like(d.y_left, 3)
+        d.y_extra = torch.ones_like(d.y_extra)
+    changed = Batch.from_data_list(data)
+    again = compute_losses(model(changed), changed, model, weights)
+    assert all(again[k].item() == pytest.approx(both[k].item(), rel=1e-6) for k in ("extra", "leftover", "penalty"))
