@@ -119,6 +119,8 @@ class ExtraVocab:
     def build(cls, examples: Sequence[BagExample], size: int = 512, min_count: int = 1) -> ExtraVocab:
         cnt: Counter = Counter()
         for ex in examples:
+            if ex.roles_only:  # its by-products are not labels (and mostly ones the benchmark never writes)
+                continue
             cnt.update(ex.extras)
             if ex.main is not None:  # mains are remainders, but knowing them helps SMILES lookups
                 cnt[ex.main] += 0

@@ -168,6 +168,7 @@ def test_roles_only_lines_teach_roles_and_nothing_else(tmp_path) -> None:
         ex.roles_only = True
     feat = Featurizer("formula")
     vocab = ExtraVocab.build(exs)
+    assert set(vocab.items[1:]) == {e for ex in exs[1::2] for e in ex.extras}  # from the labelled lines only
     data = BagDataset(exs, feat, vocab).data
     assert [float(d.w_left) for d in data[:2]] == [0.0, 1.0]
     torch.manual_seed(0)
