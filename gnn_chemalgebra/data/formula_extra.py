@@ -29,10 +29,11 @@ from ..chem.formula import write_formula
 from ..errors import ChemAlgebraError, InputError
 from ..io import atomic_write_json
 from .layout import split_files, variant_props
-from .uspto import SKIP_LEFTOVER_REJECTED, find_source_file, formula_of, read_split, side_composition
+from .uspto import SKIP_LEFTOVER_REJECTED, formula_of, read_split, side_composition
 
 LEFTOVER_PREFIX = "leftover:"  # key of a leftover in a record's ``formulas`` (it has no SMILES)
 SPLITS_EXTENDED = ("train", "train_cross")
+DUP_BUILT_TRAIN = "duplicate_of_built_train"  # the same reaction as one of BUILT's training reactions
 
 
 def rejected_rows(skipped_tsv: Path) -> set[tuple[str, str, int]]:
@@ -83,7 +84,6 @@ def build_formula_extra(
     from .build import file_info, generate_lines, write_columns
     from .extra import (
         REMOVED_DUP_EXTRA,
-        REMOVED_DUP_LOCAL,
         REMOVED_OVERLAP,
         local_train_keys,
         map_rows,
@@ -111,13 +111,12 @@ def build_formula_extra(
 
     # screen again: product overlap with every MIT valid/test line, duplicates of training and of each other
     mit_lines: list[str] = []
-    for split in ("valid", "test"):
-        if find_source_file(src_dir / "uspto_mit_mapped", f"{split}.txt") is None:
-            continue
+    for split in ("valid", "test"):  # read_split refuses a source without them: no screening, no lines
         for raw in read_split(src_dir, split, None):
             mit_lines += [raw.target, raw.mapped.split(">")[-1]]
     mit_keys = mit_product_keys(mit_lines, workers)
-    train_recs = [json.loads(x) for x in open(built / "uspto_bal" / "reactions-train.jsonl", encoding="utf-8")]
+    train_path = built / "uspto_bal" / "reactions-train.jsonl"
+    train_recs = [json.loads(x) for x in train_path.read_text(encoding="utf-8").splitlines()]
     seen = local_train_keys(train_recs)
     train_keys = set(seen)
     counts: Counter = Counter()
@@ -131,7 +130,7 @@ def build_formula_extra(
             counts[REMOVED_OVERLAP] += 1
             continue
         if prep["key"] in seen:
-            counts[REMOVED_DUP_LOCAL if prep["key"] in train_keys else REMOVED_DUP_EXTRA] += 1
+            counts[DUP_BUILT_TRAIN if prep["key"] in train_keys else REMOVED_DUP_EXTRA] += 1
             continue
         seen.add(prep["key"])
         rec = formula_record(prep, n_train + len(records), {"set": raw.source, "split": raw.split, "line": raw.line})
