@@ -1,0 +1,109 @@
+"""Could simple line features rerank the GNN's beam? A 5-fold logistic-regression probe on the validation lines.
+
+    gnnca predict built/extra/ChemAlgebra_F_T1_x1/src-valid.txt --extent bayes --checkpoint A.pt,B.pt --beam 10 \\
+      --json > beam.jsonl
+    python scripts/rerank_probe.py --built built/extra --beam beam.jsonl
+
+Each beam candidate gets its log-probability, rank and gap to the first, its counts of new products, consumed
+molecules and leftovers, the leftover's prior and the consumed molecules' role priors (counted on the training
+lines), and its main product's unsaturation and H/C ratio; top-1 EM after reranking, out of fold, is printed
+beside the beam's own top-1 EM.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+
+from gnn_chemalgebra.chem.bag import parse_bag
+from gnn_chemalgebra.chem.formula import parse_formula
+
+
+def mols(line: str) -> list[str]:
+    return [t.mol for t in parse_bag(line)]
+
+
+def heavy(formula: str) -> int:
+    return sum(n for el, n in parse_formula(formula).items() if el not in ("H", "charge"))
+
+
+class Priors:
+    """Role and leftover counts over the training lines."""
+
+    def __init__(self, folder: Path) -> None:
+        self.consumed, self.seen, self.left = Counter(), Counter(), Counter()
+        for s, t in zip((folder / "src-train.txt").open(), (folder / "tgt-train.txt").open(), strict=True):
+            src, tgt = Counter(mols(s)), Counter(mols(t))
+            self.seen.update(src.keys())
+            self.consumed.update((src - tgt).keys())
+            self.left[self.leftover(src, tgt)] += 1
+        self.n_left = sum(self.left.values())
+
+    @staticmethod
+    def leftover(src: Counter, tgt: Counter) -> str:
+        new = list((tgt - src).elements())
+        if len(new) < 2:
+            return "<none>"
+        main = max(new, key=heavy)
+        return ".".join(sorted(m for m in new if m != main))
+
+    def features(self, source: str, cand: str, logp: float, top: float, rank: int) -> list[float]:
+        src, tgt = Counter(mols(source)), Counter(mols(cand))
+        new, gone = list((tgt - src).elements()), list((src - tgt).elements())
+        left = self.leftover(src, tgt)
+        role = [math.log((self.consumed[m] + 1) / (self.seen[m] + 2)) for m in gone] or [0.0]
+        kept = [math.log((self.consumed[m] + 1) / (self.seen[m] + 2)) for m in set(src) - set(gone)] or [-5.0]
+        main = parse_formula(max(new, key=heavy)) if new else Counter()
+        c, h = main.get("C", 0), main.get("H", 0)
+        halo = sum(main.get(x, 0) for x in ("F", "Cl", "Br", "I"))
+        dbe = (2 * c + 2 + main.get("N", 0) - h - halo) / 2 if new else 0.0
+        return [logp, logp - top, math.log(rank + 1), len(new), len(gone), float(left == "<none>"),
+                math.log((self.left[left] + 1) / (self.n_left + 1)), min(role), sum(role), max(kept),
+                dbe / (c + 1), h / (c + 1), float(dbe < 0), float(dbe != int(dbe))]  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--built", type=Path, required=True)
+    ap.add_argument("--variant", default="ChemAlgebra_F_T1_x1")
+    ap.add_argument("--beam", type=Path, required=True, help="gnnca predict --beam K --json of the valid lines")
+    args = ap.parse_args()
+    folder = args.built / args.variant
+    priors = Priors(folder)
+    gold = [sorted(mols(t)) for t in (folder / "tgt-valid.txt").read_text().splitlines()]
+    X, y, g = [], [], []
+    for i, (rec, want) in enumerate(zip(map(json.loads, args.beam.open()), gold, strict=True)):
+        top = rec["beam"][0]["logp"]
+        for r, b in enumerate(rec["beam"]):
+            X.append(priors.features(rec["source"], b["prediction"], b["logp"], top, r))
+            y.append(sorted(mols(b["prediction"])) == want)
+            g.append(i)
+    X, y, g = np.array(X), np.array(y), np.array(g)
+    lines = np.unique(g)
+    folds = np.array_split(np.random.default_rng(0).permutation(lines), 5)
+
+    def top1(scores: np.ndarray) -> float:
+        return 100 * float(np.mean([y[idx[np.argmax(scores[idx])]] for idx in (np.where(g == i)[0] for i in lines)]))
+
+    beam_order = -np.concatenate([np.arange((g == i).sum()) for i in lines]).astype(float)
+    out = {"lines": len(lines), "beam_top1": round(top1(beam_order), 2)}
+    for c in (0.01, 0.1, 1.0):
+        scores = np.zeros(len(y))
+        for f in folds:
+            test = np.isin(g, f)
+            model = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000)).fit(X[~test], y[~test])
+            scores[test] = model.decision_function(X[test])
+        out[f"rerank_top1_C{c}"] = round(top1(scores), 2)
+    print(json.dumps(out))
+
+
+if __name__ == "__main__":
+    main()
