@@ -195,13 +195,14 @@ def test_a_larger_gnn_budget_continues_the_run_and_refreshes_the_shared_cross_mo
     std = root / "runs" / "bench" / "F_T1_x1" / "gnn_std"
     cross = root / "runs" / "bench" / "F_T1_x1" / "gnn_cross"
     assert json.loads((std / "DONE").read_text())["stop_reason"] == "max_steps"
-    old_copy = (cross / "best.pt").read_bytes()
+    # a stale copy (as after an earlier resume): another model's bytes in the cross folder
+    shutil.copyfile(root / "runs" / "bench" / "F_T2_x1" / "gnn_std" / "best.pt", cross / "best.pt")
     res = CliRunner().invoke(app, [*_args(root, "--stages", "gnn", "--variants", "F_T1_x1"), "--steps", "10"])
     assert res.exit_code == 0, res.output
     assert (
         "train F_T1_x1 gnn std (resume)" in res.output and "prediction files of the earlier model removed" in res.output
     )
-    assert (cross / "best.pt").read_bytes() == (std / "best.pt").read_bytes() != old_copy
+    assert (cross / "best.pt").read_bytes() == (std / "best.pt").read_bytes()  # refreshed
     rows = [
         r
         for r in _records(root, "gnn")

@@ -2,7 +2,8 @@
 
 ``golden/*.out`` were written by ``gnnca predict golden/X.in --extent bayes`` with the bundled checkpoints (the
 mixed Type-1 + Type-2 models of issue 14.6, ``--line-type auto``; the Type-2 files last rewritten when the decoder
-accepted a by-product remainder beside a main product already in the source); every later version must reproduce
+accepted a by-product remainder beside a main product already in the source; ``formula_t1.out`` when it stopped
+proposing leftovers the benchmark cannot write: line 159, ``H2Cl2`` -> ``H2``); every later version must reproduce
 them exactly until the bundled models or the decoder's search change again.
 """
 
