@@ -195,9 +195,9 @@ class DecodeConfig:
     evidence_floor: float = -20.0  # lower bound of a hypothesis' log evidence
     role_evidence: bool = True  # Type 2: weigh role hypotheses by the likelihood of the written coefficients
     valence_check: bool = True  # formula: a neutral main-product remainder must admit a closed-shell molecule
-    # formula: a leftover must be one the benchmark could write (some order of its atoms is a chain RDKit accepts;
-    # chem.leftover.formula_chain_admissible), as every gold leftover is; matters for models trained on
-    # `gnnca data formula-extra` lines, whose leftovers include the others (NH3, CH3OH)
+    # formula: a leftover must be one the benchmark could write (some order of its element groups is a chain
+    # RDKit accepts; chem.leftover.formula_chain_admissible), as every gold leftover is; matters most for models
+    # trained on `gnnca data formula-extra` lines, whose leftovers include the others (NH3, CH3OH)
     admissible_leftover: bool = True
 
 

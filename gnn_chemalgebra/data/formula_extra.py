@@ -5,7 +5,7 @@ atoms, form a molecule RDKit accepts (:func:`uspto.balance_separated`). Half of 
 that test (a leftover NH3 or CH3OSO3 has no valid chain), yet their reactants, reagents and products are real
 chemistry. A formula line needs no chain: the leftover is the difference composition written as a formula. So
 a formula model can learn roles and leftovers from them too, while the decoder keeps only leftovers the
-benchmark could have written (:func:`chem.leftover.chain_admissible`).
+benchmark could have written (:func:`chem.leftover.formula_chain_admissible`).
 
 ``gnnca data formula-extra BUILT --out OUT`` reads the rows that ``BUILT/extra_skipped.tsv`` lists as
 ``leftover_rejected_by_rdkit``, screens them again (product overlap with every MIT valid/test line, duplicates of
@@ -17,10 +17,10 @@ other file copied unchanged, and a manifest with counts and sha256. ``BUILT`` it
 from __future__ import annotations
 
 import json
-import random
 import shutil
 from collections import Counter
 from collections.abc import Callable, Iterable
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -81,7 +81,7 @@ def build_formula_extra(
     """Write ``out`` (see the module docstring) and return its manifest. Without ``leftover_labels`` the added
     lines carry ``"roles_only": true`` in their meta: they teach roles, and their leftovers (mostly ones the
     benchmark never writes) are not training labels; with it they are (measured: worse, see the README)."""
-    from .build import file_info, generate_lines, write_columns
+    from .build import bundled_data_dir, cross_halves, file_info, generate_lines, write_columns
     from .extra import (
         REMOVED_DUP_EXTRA,
         REMOVED_OVERLAP,
@@ -99,11 +99,8 @@ def build_formula_extra(
     manifest = json.loads(mpath.read_text(encoding="utf-8"))
     if "extra" not in manifest:
         raise InputError("built without --extra: no extra rows to read", path=str(mpath))
-    src_dir = Path(manifest["source"]) if manifest.get("source") not in (None, "bundled data/") else None
-    if src_dir is None:
-        from .build import bundled_data_dir
-
-        src_dir = bundled_data_dir()
+    source = manifest.get("source")
+    src_dir = Path(source) if source not in (None, "bundled data/") else bundled_data_dir()
     wanted = rejected_rows(built / "extra_skipped.tsv")
     raws, _ = read_extra(src_dir)
     raws = [r for r in raws if (r.source, r.split, r.line) in wanted]
@@ -154,13 +151,14 @@ def build_formula_extra(
                 shutil.copyfile(p, out / v / p.name)
         variant_counts[v] = {}
         for split in SPLITS_EXTENDED:
-            sets = ["in"] * len(records) if split == "train" else _halves(len(records), seed)
+            sets = ["in"] * len(records) if split == "train" else cross_halves(len(records), seed, "formula_extra")
             new = generate_lines(v, split + "_formula_extra", "train", records, sets, seed)
             if not leftover_labels:
                 new = _roles_only(new)
-            old = zip(*(open(f, encoding="utf-8") for f in split_files(built, v, split)), strict=True)
-            rows: Iterable[tuple[str, ...]] = _chain_rows(old, new)
-            variant_counts[v][split] = write_columns(split_files(out, v, split), rows)
+            with ExitStack() as stack:
+                handles = [stack.enter_context(open(f, encoding="utf-8")) for f in split_files(built, v, split)]
+                rows = _chain_rows(zip(*handles, strict=True), new)
+                variant_counts[v][split] = write_columns(split_files(out, v, split), rows)
     files = {
         p.relative_to(out).as_posix(): file_info(p)
         for p in sorted(out.rglob("*"))
@@ -177,13 +175,6 @@ def build_formula_extra(
     }
     atomic_write_json(out / "manifest.json", result)
     return result
-
-
-def _halves(n: int, seed: int) -> list[str]:
-    idx = list(range(n))
-    random.Random(f"{seed}/cross/formula_extra").shuffle(idx)
-    half = set(idx[: n // 2])
-    return ["in" if i in half else "out" for i in range(n)]
 
 
 def _chain_rows(old: Iterable[tuple[str, ...]], new: Iterable[tuple[str, ...]]) -> Iterable[tuple[str, ...]]:

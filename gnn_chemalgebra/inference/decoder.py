@@ -237,14 +237,15 @@ class Decoder:
         if any(key != CHARGE_KEY for key in comp_d):
             if self.repr == "formula":
                 key = tuple(comp_d.items())  # the head's arg-max compositions repeat: written once each
-                if key not in self._left_names:
+                if key not in self._left_names:  # None: no formula, or one the benchmark cannot write
                     try:
-                        self._left_names[key] = write_formula(comp_d)
+                        name = write_formula(comp_d)
                     except ChemAlgebraError:
-                        self._left_names[key] = None
-                name = self._left_names[key]
-                if name is not None and self.settings.admissible_leftover and not formula_chain_admissible(name):
-                    name = None  # comp_d is not empty: not read as "no leftover" either
+                        name = None
+                    if name is not None and self.settings.admissible_leftover and not formula_chain_admissible(name):
+                        name = None
+                    self._left_names[key] = name
+                name = self._left_names[key]  # comp_d is not empty: None is not read as "no leftover" either
             else:
                 name = self.comp_lookup.get(tuple(sorted(comp_d.items())))
         if name is not None or not comp_d:
