@@ -66,6 +66,9 @@ class GNNModelConfig:
     mol_comp_features: bool = True
     mult_features: bool = True  # False: molecule embeddings blind to the coefficient pattern (rank/tie features)
     product_features: bool = False  # composition evidence: made from other molecules / makes another
+    identity_min_count: int = _opt(0, lo=0)  # >0: a learned identity vector per composition seen in at least
+    # this many training lines (models/gnn.py); 0 = off
+    identity_dropout: float = _opt(0.1, lo=0.0, hi=1.0)  # training: share of molecules read as unknown
     vocab_size: int = _opt(512, lo=1)  # by-product vocabulary
     vocab_min_count: int = _opt(1, lo=1)
     edit_checkpoint: str | None = None  # SMILES: the bond-edit model used to validate whole lines

@@ -8,6 +8,7 @@ Hyper-parameters live in one plain dict (saved with every checkpoint); :func:`bu
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import torch
@@ -42,6 +43,13 @@ DEFAULTS: dict[str, Any] = {
     # Composition evidence that a molecule is made from others / makes another (models/product_evidence.py):
     # a product already in the source is what the reactants make, and points at them.
     "product_features": False,
+    # Molecule identity: a learned vector per composition seen in enough training lines (``identity_vocab`` of
+    # them, keys in the ``ident_keys`` buffer), added to every node of the molecule. A formula names a molecule
+    # that reappears across reactions (95% of test_in formulas occur in training): the vector lets the network
+    # remember what it did there (an acyl chloride loses HCl) instead of re-deriving it from element counts.
+    # Zero-initialised, so a model fine-tuned from one without it starts as that model. ``identity_vocab`` is
+    # not a setting: the trainer counts it from ``model.identity_min_count`` (0 or absent = no identity rows).
+    "identity_dropout": 0.1,  # training: share of molecules read as unknown, so unseen ones stay usable
 }
 CHARGE_SHIFT = 2
 
@@ -98,11 +106,36 @@ class BagGNN(nn.Module):
         self.register_buffer("extra_comp", comp.float().clone())
         self.h_index, self.charge_index = int(hp.get("h_index", 0)), int(hp.get("charge_index", 1))
         self.register_buffer("role_nu", torch.tensor(ROLE_NU, dtype=torch.float)[: hp["n_roles"]])
+        n_ident = int(hp.get("identity_vocab", 0))
+        self.ident_emb: nn.Embedding | None = None
+        if n_ident:
+            self.ident_emb = nn.Embedding(n_ident + 1, H)  # row 0: unknown (or dropped) molecule
+            nn.init.zeros_(self.ident_emb.weight)
+            self.register_buffer("ident_keys", torch.zeros(n_ident, dtype=torch.long))
+            self.register_buffer("ident_mult", composition_key_multipliers(hp["comp_dim"]))
+
+    def set_identity_keys(self, keys: torch.Tensor) -> None:
+        """The sorted composition keys (:func:`composition_keys`) the identity rows 1.. stand for."""
+        if self.ident_emb is None or keys.numel() != self.ident_keys.numel():
+            raise ValueError("identity keys do not match the model's identity_vocab")
+        self.ident_keys.copy_(torch.sort(keys.long()).values)
+
+    def identity(self, mol_comp: torch.Tensor) -> torch.Tensor:
+        """Identity row per molecule: 1 + the rank of its composition key, 0 when unseen (or dropped)."""
+        keys = composition_keys(mol_comp, self.ident_mult)
+        pos = torch.searchsorted(self.ident_keys, keys).clamp(max=self.ident_keys.numel() - 1)
+        idx = torch.where(self.ident_keys[pos] == keys, pos + 1, torch.zeros_like(pos))
+        p = float(self.hp.get("identity_dropout", 0.0))
+        if self.training and p > 0:
+            idx = idx * (torch.rand(idx.shape, device=idx.device) >= p).long()
+        return self.ident_emb(idx)
 
     def forward(self, batch: Any) -> dict[str, torch.Tensor]:
         B = int(batch.num_graphs)
         M = batch.mol_feat.size(0)
         h = self.elem(batch.z) + self.x_proj(batch.x)
+        if self.ident_emb is not None:
+            h = h + self.identity(batch.mol_comp)[batch.atom2mol].to(h.dtype)
         h = self.convs(h, batch.edge_index, batch.edge_attr)
         h = self.bag_mixer(h, batch.batch, B)
         mean = scatter(h, batch.atom2mol, dim=0, dim_size=M, reduce="mean")
@@ -193,6 +226,19 @@ def _head_with_bag_columns(head: nn.Sequential, rows: torch.Tensor, bag: torch.T
     pre = torch.addmm(lin.bias, rows, w_rows.t())
     pre = pre + torch.nn.functional.linear(bag, lin.weight[:, at : at + width]).index_select(0, slot_bag)
     return head[1:](pre)
+
+
+def composition_key_multipliers(comp_dim: int) -> torch.Tensor:
+    """Fixed pseudo-random 31-bit multipliers (from sha256 of the column index, so the same in every process and
+    version): one int64 key per composition, exact on any device."""
+    digests = (hashlib.sha256(f"identity column {j}".encode()).digest() for j in range(comp_dim))
+    return torch.tensor([1 + int.from_bytes(d[:4], "big") % (2**31 - 2) for d in digests], dtype=torch.long)
+
+
+def composition_keys(comp: torch.Tensor, mult: torch.Tensor) -> torch.Tensor:
+    """One int64 per composition row (element counts and charge are small integers: no overflow, and two
+    different compositions share a key only if their difference is orthogonal to the random multipliers)."""
+    return (torch.round(comp.float()).long() * mult).sum(-1)
 
 
 def build_model(hp: dict[str, Any], extra_comp: torch.Tensor | None = None) -> BagGNN:

@@ -195,7 +195,9 @@ def init_weights(model: torch.nn.Module, path: str | Path) -> None:
     that differ, not a silent partial load."""
     state = load_checkpoint(path)["model"]
     own = model.state_dict()
-    missing = sorted(set(own) - set(state))
+    # parts a start model may lack: they are built to leave its function unchanged (zero-initialised identity rows)
+    fresh = {k for k in own if k.startswith(("ident_emb.", "ident_keys", "ident_mult"))}
+    missing = sorted(set(own) - set(state) - fresh)
     unexpected = sorted(set(state) - set(own))
     shapes = sorted(k for k in set(own) & set(state) if tuple(own[k].shape) != tuple(state[k].shape))
     if missing or unexpected or shapes:
@@ -203,7 +205,7 @@ def init_weights(model: torch.nn.Module, path: str | Path) -> None:
         parts = [f"{label}: {', '.join(keys[:3])}{' ...' if len(keys) > 3 else ''}" for label, keys in groups if keys]
         why = "; ".join(parts)
         raise InputError(f"train.init_from: checkpoint does not fit this model's architecture ({why})", path=str(path))
-    model.load_state_dict(state)
+    model.load_state_dict(state, strict=not (fresh - set(state)))
 
 
 def still_stopped(st: dict[str, Any], tcfg: Any) -> bool:

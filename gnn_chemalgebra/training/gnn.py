@@ -8,7 +8,8 @@ it the task reports its validation loss only.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
@@ -22,7 +23,7 @@ from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_composit
 from ..data.featurize import Featurizer
 from ..data.layout import variant_props
 from ..errors import InputError
-from ..models.gnn import build_model, model_hparams
+from ..models.gnn import build_model, composition_key_multipliers, composition_keys, model_hparams
 from ..models.losses import compute_losses
 from . import distributed
 from .device import autocast
@@ -56,7 +57,16 @@ class GNNTask(Task):
         else:
             self.vocab = ExtraVocab.build(train_ex, cfg.model.vocab_size, cfg.model.vocab_min_count)
         self.hp = model_hparams(mcfg, self.feat.settings(), len(self.vocab))
-        self.model = build_model(self.hp, vocab_compositions(self.vocab, self.feat)).to(device)
+        ident = None
+        if ck is not None:  # resuming: the size from the checkpoint, the keys with its weights
+            self.hp["identity_vocab"] = int(ck["meta"]["hparams"].get("identity_vocab", 0))
+        elif cfg.model.identity_min_count:
+            ident = identity_keys(train_ex, self.feat, cfg.model.identity_min_count)
+            self.hp["identity_vocab"] = int(ident.numel())
+        self.model = build_model(self.hp, vocab_compositions(self.vocab, self.feat))
+        if ident is not None and ident.numel():
+            self.model.set_identity_keys(ident)
+        self.model = self.model.to(device)
         self.train_ds = BagDataset(train_ex, self.feat, self.vocab, lazy=d.lazy)
         self.val_ds = BagDataset(val_ex, self.feat, self.vocab)  # small: featurised once, decoded by the validator
         bs = cfg.train.batch_size
@@ -121,6 +131,18 @@ class GNNTask(Task):
     def summary(self, result: dict[str, Any]) -> dict[str, Any]:
         return {"n_train": len(self.train_ds), "n_val": len(self.val_ds), "vocab_size": len(self.vocab),
                 "variant": self.cfg.data.variant}  # fmt: skip
+
+
+def identity_keys(examples: Sequence[Any], feat: Featurizer, min_count: int) -> torch.Tensor:
+    """Sorted composition keys of the molecules found in at least ``min_count`` training lines."""
+    mols = sorted({m for ex in examples for m in ex.mols})
+    if not mols:
+        return torch.zeros(0, dtype=torch.long)
+    feat.cache_molecules(mols)
+    rows = torch.stack([feat.molecule(m)[1] for m in mols])
+    key_of = dict(zip(mols, composition_keys(rows, composition_key_multipliers(rows.size(1))).tolist(), strict=True))
+    counts = Counter(k for ex in examples for k in {key_of[m] for m in ex.mols})
+    return torch.tensor(sorted(k for k, c in counts.items() if c >= min_count), dtype=torch.long)
 
 
 def train_gnn(

@@ -1,0 +1,90 @@
+"""Molecule identity rows (``model.identity_min_count``): which molecules get one, that a start model without them
+is reproduced exactly, and that a trained model keeps its keys through the checkpoint."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import pytest
+import torch
+
+from gnn_chemalgebra.checkpoint import load_checkpoint
+from gnn_chemalgebra.config import load_config
+from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, write_toy_variant
+from gnn_chemalgebra.data.featurize import Featurizer
+from gnn_chemalgebra.inference.runner import load_bag_model
+from gnn_chemalgebra.inference.validation import train
+from gnn_chemalgebra.models.gnn import composition_key_multipliers, composition_keys
+from gnn_chemalgebra.training.gnn import identity_keys
+
+pytestmark = pytest.mark.integration
+VARIANT = "ChemAlgebra_F_T1_x1"
+
+
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory):
+    out = tmp_path_factory.mktemp("toy")
+    write_toy_variant(out, VARIANT, {"train": 40, "valid": 16})
+    return out
+
+
+def _cfg(toy, run_dir, *extra):
+    return load_config(
+        "configs/gnn_tiny.yaml", [f"data.dir={toy}", f"data.variant={VARIANT}", f"run_dir={run_dir}", *extra]
+    )
+
+
+@pytest.mark.unit
+def test_keys_tell_compositions_apart_and_are_fixed() -> None:
+    feat = Featurizer("formula")
+    rows = torch.stack([feat.molecule(m)[1] for m in ("C2H6O", "C2H6O", "CH4O", "C3H8O", "Cl-", "Cl", "HCl")])
+    keys = composition_keys(rows, composition_key_multipliers(rows.size(1))).tolist()
+    assert keys[0] == keys[1] and len(set(keys[1:])) == 6
+    assert torch.equal(composition_key_multipliers(5), composition_key_multipliers(5))  # no RNG state involved
+
+
+def test_identity_rows_cover_molecules_seen_often_enough(toy) -> None:
+    ex = load_examples(toy, VARIANT, "train")
+    feat = Featurizer("formula")
+    lines = Counter(m for e in ex for m in set(e.mols))
+    mult = composition_key_multipliers(feat.settings()["comp_dim"])
+    threshold = sorted(lines.values())[len(lines) // 2] + 1  # about half the molecules fall below it
+    for min_count in (1, threshold):
+        expected = [m for m, c in lines.items() if c >= min_count]
+        rows = torch.stack([feat.molecule(m)[1] for m in expected])
+        got = identity_keys(ex, feat, min_count)
+        assert got.tolist() == sorted(composition_keys(rows, mult).tolist())
+    assert 0 < len(identity_keys(ex, feat, threshold)) < len(lines)
+
+
+def test_a_start_model_without_identity_is_reproduced_then_the_rows_train(toy, tmp_path) -> None:
+    train(_cfg(toy, tmp_path / "base", "train.epochs=1"))
+    start = tmp_path / "base" / "last.pt"
+    train(_cfg(toy, tmp_path / "id0", "train.max_steps=1", "train.lr=0", f"train.init_from={start}",
+               "model.identity_min_count=1"))  # fmt: skip
+    train(_cfg(toy, tmp_path / "id", "train.epochs=2", f"train.init_from={start}", "model.identity_min_count=1"))
+    (ck0, feat, vocab, base), (ck1, _, _, same), (ck2, _, _, tuned) = (
+        load_bag_model(str(p / "last.pt")) for p in (tmp_path / "base", tmp_path / "id0", tmp_path / "id")
+    )
+    hp0, hp1, hp2 = (ck["meta"]["hparams"] for ck in (ck0, ck1, ck2))
+    assert hp0.get("identity_vocab", 0) == 0 and hp1["identity_vocab"] == hp2["identity_vocab"] > 0
+    base.eval(), same.eval(), tuned.eval()
+    ds = BagDataset(load_examples(toy, VARIANT, "valid"), feat, ExtraVocab(vocab.items[1:]))
+    from torch_geometric.data import Batch
+
+    batch = Batch.from_data_list([ds[i] for i in range(len(ds))])
+    with torch.no_grad():
+        a, b, c = base(batch), same(batch), tuned(batch)
+    assert torch.allclose(a["role_logits"], b["role_logits"], atol=1e-6)  # zero rows: the start model's function
+    assert tuned.ident_emb.weight[1:].abs().sum() > 0 and tuned.ident_emb.weight[0].abs().sum() > 0
+    assert not torch.allclose(a["role_logits"], c["role_logits"])
+    keys = load_checkpoint(tmp_path / "id" / "last.pt")["model"]["ident_keys"]
+    assert torch.equal(tuned.ident_keys, keys) and bool((keys[1:] > keys[:-1]).all())
+
+
+def test_resume_keeps_the_identity_keys(toy, tmp_path) -> None:
+    run = tmp_path / "run"
+    train(_cfg(toy, run, "train.epochs=1", "model.identity_min_count=1"))
+    first = load_checkpoint(run / "last.pt")["model"]["ident_keys"]
+    train(_cfg(toy, run, "train.epochs=2", "model.identity_min_count=1"), resume=True)
+    assert torch.equal(load_checkpoint(run / "last.pt")["model"]["ident_keys"], first)
