@@ -9,8 +9,7 @@ import pytest
 import torch
 
 from gnn_chemalgebra.checkpoint import load_checkpoint
-from gnn_chemalgebra.config import load_config
-from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, write_toy_variant
+from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples
 from gnn_chemalgebra.data.featurize import Featurizer
 from gnn_chemalgebra.inference.runner import load_bag_model
 from gnn_chemalgebra.inference.validation import train
@@ -18,20 +17,7 @@ from gnn_chemalgebra.models.gnn import composition_key_multipliers, composition_
 from gnn_chemalgebra.training.gnn import identity_keys
 
 pytestmark = pytest.mark.integration
-VARIANT = "ChemAlgebra_F_T1_x1"
-
-
-@pytest.fixture(scope="module")
-def toy(tmp_path_factory):
-    out = tmp_path_factory.mktemp("toy")
-    write_toy_variant(out, VARIANT, {"train": 40, "valid": 16})
-    return out
-
-
-def _cfg(toy, run_dir, *extra):
-    return load_config(
-        "configs/gnn_tiny.yaml", [f"data.dir={toy}", f"data.variant={VARIANT}", f"run_dir={run_dir}", *extra]
-    )
+VARIANT = "ChemAlgebra_F_T1_x1"  # the toy variant of conftest.py
 
 
 @pytest.mark.unit
@@ -57,12 +43,12 @@ def test_identity_rows_cover_molecules_seen_often_enough(toy) -> None:
     assert 0 < len(identity_keys(ex, feat, threshold)) < len(lines)
 
 
-def test_a_start_model_without_identity_is_reproduced_then_the_rows_train(toy, tmp_path) -> None:
-    train(_cfg(toy, tmp_path / "base", "train.epochs=1"))
+def test_a_start_model_without_identity_is_reproduced_then_the_rows_train(toy, tiny_cfg, tmp_path) -> None:
+    train(tiny_cfg(toy, tmp_path / "base", "train.epochs=1"))
     start = tmp_path / "base" / "last.pt"
-    train(_cfg(toy, tmp_path / "id0", "train.max_steps=1", "train.lr=0", f"train.init_from={start}",
+    train(tiny_cfg(toy, tmp_path / "id0", "train.max_steps=1", "train.lr=0", f"train.init_from={start}",
                "model.identity_min_count=1"))  # fmt: skip
-    train(_cfg(toy, tmp_path / "id", "train.epochs=2", f"train.init_from={start}", "model.identity_min_count=1"))
+    train(tiny_cfg(toy, tmp_path / "id", "train.epochs=2", f"train.init_from={start}", "model.identity_min_count=1"))
     (ck0, feat, vocab, base), (ck1, _, _, same), (ck2, _, _, tuned) = (
         load_bag_model(str(p / "last.pt")) for p in (tmp_path / "base", tmp_path / "id0", tmp_path / "id")
     )
@@ -82,9 +68,9 @@ def test_a_start_model_without_identity_is_reproduced_then_the_rows_train(toy, t
     assert torch.equal(tuned.ident_keys, keys) and bool((keys[1:] > keys[:-1]).all())
 
 
-def test_resume_keeps_the_identity_keys(toy, tmp_path) -> None:
+def test_resume_keeps_the_identity_keys(toy, tiny_cfg, tmp_path) -> None:
     run = tmp_path / "run"
-    train(_cfg(toy, run, "train.epochs=1", "model.identity_min_count=1"))
+    train(tiny_cfg(toy, run, "train.epochs=1", "model.identity_min_count=1"))
     first = load_checkpoint(run / "last.pt")["model"]["ident_keys"]
-    train(_cfg(toy, run, "train.epochs=2", "model.identity_min_count=1"), resume=True)
+    train(tiny_cfg(toy, run, "train.epochs=2", "model.identity_min_count=1"), resume=True)
     assert torch.equal(load_checkpoint(run / "last.pt")["model"]["ident_keys"], first)

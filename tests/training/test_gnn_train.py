@@ -15,7 +15,6 @@ from gnn_chemalgebra.chem.bag import parse_bag
 from gnn_chemalgebra.chem.molecule import composition
 from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.config import load_config
-from gnn_chemalgebra.data.dataset import write_toy_variant
 from gnn_chemalgebra.inference.predictor import Predictor
 from gnn_chemalgebra.inference.run import predict_lines
 from gnn_chemalgebra.inference.validation import train
@@ -30,13 +29,6 @@ def _totals(line: str) -> Counter:
         for k, v in composition(t.mol, "formula").items():
             c[k] += t.coef * v
     return +c
-
-
-@pytest.fixture(scope="module")
-def toy(tmp_path_factory):
-    out = tmp_path_factory.mktemp("toy")
-    write_toy_variant(out, VARIANT, {"train": 40, "valid": 16})
-    return out
 
 
 def _cfg(toy, run_dir, *extra):
