@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import filecmp
 import json
+import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
@@ -61,8 +62,9 @@ class GnnOptions:
 
 
 def run_dir_of(opts: GnnOptions, variant: str, model: str, task: str) -> Path:
-    """``<runs>/<variant>/<model>_<task>`` (suffixed by the training data when it is not the local protocol)."""
-    suffix = "" if opts.training_data == LOCAL else "_" + opts.training_data.replace("+", "_")
+    """``<runs>/<variant>/<model>_<task>`` (suffixed by the training data when it is not the local protocol; ``+``
+    and ``,`` become ``_``: a comma would split the checkpoint path as ``--checkpoint`` splits ensembles)."""
+    suffix = "" if opts.training_data == LOCAL else "_" + re.sub(r"[+,]", "_", opts.training_data)
     return opts.runs / variant_short(variant) / f"{model}_{task}{suffix}"
 
 
