@@ -74,3 +74,22 @@ def test_resume_keeps_the_identity_keys(toy, tiny_cfg, tmp_path) -> None:
     first = load_checkpoint(run / "last.pt")["model"]["ident_keys"]
     train(tiny_cfg(toy, run, "train.epochs=2", "model.identity_min_count=1"), resume=True)
     assert torch.equal(load_checkpoint(run / "last.pt")["model"]["ident_keys"], first)
+
+
+def test_fine_tuning_an_identity_model_keeps_its_rows_and_keys(toy, tiny_cfg, tmp_path) -> None:
+    train(tiny_cfg(toy, tmp_path / "start", "train.epochs=1", "model.identity_min_count=1"))
+    start = load_checkpoint(tmp_path / "start" / "last.pt")
+    # no identity_min_count here: the start model's rows are inherited, as its by-product vocabulary is
+    train(
+        tiny_cfg(
+            toy,
+            tmp_path / "tuned",
+            "train.max_steps=1",
+            "train.lr=0",
+            f"train.init_from={tmp_path / 'start' / 'last.pt'}",
+        )
+    )
+    tuned = load_checkpoint(tmp_path / "tuned" / "last.pt")
+    assert tuned["meta"]["hparams"]["identity_vocab"] == start["meta"]["hparams"]["identity_vocab"] > 0
+    for k in ("ident_keys", "ident_emb.weight"):
+        assert torch.equal(tuned["model"][k], start["model"][k])
