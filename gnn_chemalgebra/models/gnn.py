@@ -76,6 +76,9 @@ def model_hparams(model_cfg: dict[str, Any], featurizer: dict[str, Any], n_extra
 
 
 class BagGNN(nn.Module):
+    # state a start checkpoint may lack (train.init_from): zero identity rows leave its function unchanged
+    fresh_state_prefixes = ("ident_emb.", "ident_keys", "ident_mult")
+
     def __init__(self, hp: dict[str, Any], extra_comp: torch.Tensor | None = None) -> None:
         super().__init__()
         self.hp = dict(hp)

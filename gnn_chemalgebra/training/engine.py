@@ -195,8 +195,9 @@ def init_weights(model: torch.nn.Module, path: str | Path) -> None:
     that differ, not a silent partial load."""
     state = load_checkpoint(path)["model"]
     own = model.state_dict()
-    # parts a start model may lack: they are built to leave its function unchanged (zero-initialised identity rows)
-    fresh = {k for k in own if k.startswith(("ident_emb.", "ident_keys", "ident_mult"))}
+    # parts a start model may lack, built to leave its function unchanged (the model names them; e.g. the bag GNN's
+    # zero-initialised identity rows)
+    fresh = {k for k in own if k.startswith(tuple(getattr(model, "fresh_state_prefixes", ())))}
     missing = sorted(set(own) - set(state) - fresh)
     unexpected = sorted(set(state) - set(own))
     shapes = sorted(k for k in set(own) & set(state) if tuple(own[k].shape) != tuple(state[k].shape))

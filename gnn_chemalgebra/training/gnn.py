@@ -58,12 +58,9 @@ class GNNTask(Task):
             self.vocab = ExtraVocab.build(train_ex, cfg.model.vocab_size, cfg.model.vocab_min_count)
         self.hp = model_hparams(mcfg, self.feat.settings(), len(self.vocab))
         ident = None
-        inherited = int(((start or {}).get("meta") or {}).get("hparams", {}).get("identity_vocab", 0))
-        if ck is not None:  # resuming: the size from the checkpoint, the keys with its weights
-            self.hp["identity_vocab"] = int(ck["meta"]["hparams"].get("identity_vocab", 0))
-        elif inherited:  # fine-tuning keeps the start model's identity rows and their keys (loaded with its weights)
-            self.hp["identity_vocab"] = inherited
-        elif cfg.model.identity_min_count:
+        saved = ck if ck is not None else start  # resuming or fine-tuning: its rows and keys come with its weights
+        self.hp["identity_vocab"] = int(((saved or {}).get("meta") or {}).get("hparams", {}).get("identity_vocab", 0))
+        if ck is None and not self.hp["identity_vocab"] and cfg.model.identity_min_count:
             ident = identity_keys(train_ex, self.feat, cfg.model.identity_min_count)
             self.hp["identity_vocab"] = int(ident.numel())
         self.model = build_model(self.hp, vocab_compositions(self.vocab, self.feat))
