@@ -49,17 +49,19 @@ def _final_weights(run_dir: Path) -> dict[str, torch.Tensor]:
     return ck["model"]
 
 
-def _toy_and_reference(tmp_path: Path) -> tuple[Path, Path]:
-    """A toy variant and the uninterrupted run on it that an interrupted one must match."""
+def _toy_and_reference(tmp_path: Path) -> tuple[Path, Path, float]:
+    """A toy variant, the uninterrupted run on it that an interrupted one must match, and that run's wall time
+    (the random kills are placed inside it, so they land mid-run on an idle machine and on a loaded one)."""
     toy = tmp_path / "toy"
     write_toy_variant(toy, VARIANT, {"train": 48, "valid": 16})
     ref = tmp_path / "ref"
+    t0 = time.perf_counter()
     subprocess.run(_cmd(toy, ref, False), check=True, env=_env(), capture_output=True, timeout=300)
-    return toy, ref
+    return toy, ref, time.perf_counter() - t0
 
 
 def test_sigkill_anywhere_then_resume_matches_uninterrupted(tmp_path: Path) -> None:
-    toy, ref = _toy_and_reference(tmp_path)
+    toy, ref, wall = _toy_and_reference(tmp_path)
 
     run = tmp_path / "killed"
     rng = random.Random(7)
@@ -79,7 +81,7 @@ def test_sigkill_anywhere_then_resume_matches_uninterrupted(tmp_path: Path) -> N
     for _ in range(3):
         proc = subprocess.Popen(_cmd(toy, run, True), env=_env(), stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL)  # fmt: skip
-        time.sleep(rng.uniform(2.0, 6.0))
+        time.sleep(rng.uniform(0.2, 0.8) * wall)  # start-up, training, validation or saving
         if proc.poll() is None:
             proc.send_signal(signal.SIGKILL)
             kills += 1
@@ -107,7 +109,7 @@ def test_stale_temp_files_are_removed_on_next_save(tmp_path: Path) -> None:
 
 def test_sigterm_stops_gnnca_train_cleanly_and_resume_matches(tmp_path: Path) -> None:
     """A scheduler's SIGTERM: the process saves after the step in progress, says so in one line, exits 143."""
-    toy, ref = _toy_and_reference(tmp_path)
+    toy, ref, wall = _toy_and_reference(tmp_path)
 
     run = tmp_path / "stopped"
     proc = subprocess.Popen(_cmd(toy, run, False), env=_env(), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
