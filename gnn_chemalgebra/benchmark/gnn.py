@@ -221,7 +221,7 @@ def score_setting(
         "command": command,
         "train_task": task,
         "train_steps": done.get("steps"),
-        "train_s": round(float(done.get("train_s", 0.0)), 1),
+        "train_s": round(float(done.get("train_s", 0.0)), 3),
         "val_best": done.get("best", {}),
         "n_params": done.get("n_params"),
         "stop_reason": done.get("stop_reason"),

@@ -121,7 +121,8 @@ def train_run(
         "train_lines": done.get("train_examples"),
         "batch_size": _get(cfg, "train", "batch_size"),
         "tokenizer": done.get("tokenizer") or tokenizer_name(data if isinstance(data, dict) else vars(data), level),
-        "train_s": round(float(done.get("wall_s") or done.get("train_seconds") or 0.0), 1),
+        # three decimals: a toy run of 3 steps lasts under 0.05 s and must not read as untrained
+        "train_s": round(float(done.get("wall_s") or done.get("train_seconds") or 0.0), 3),
         "max_len": opts.max_len or int(_get(cfg, "decode", "max_len") or 200),
     }
     keep = ("step", "epoch", "stop_reason", "params", "train_examples", "train_reactions_per_s", "train_tokens_per_s",

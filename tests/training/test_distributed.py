@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -27,6 +28,25 @@ def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def _run_group(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str] | None:
+    """Run torchrun and, on a timeout, stop it with SIGTERM, which it forwards to its ranks. Its ranks run in
+    sessions of their own, so a SIGKILL to torchrun (what ``subprocess.run(timeout=...)`` sends) or to its process
+    group leaves them running as orphans; SIGKILL to the group comes only if torchrun ignores the SIGTERM."""
+    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True)  # fmt: skip
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.terminate()
+        try:
+            proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+        return None
+    return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
 
 
 def _args(toy: Path, run_dir: Path, batch: int) -> list[str]:
@@ -54,10 +74,8 @@ def test_two_gloo_ranks_match_one_process(tmp_path: Path) -> None:
         cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=2",
                "--master_addr=127.0.0.1", f"--master_port={_free_port()}",
                "-m", "gnn_chemalgebra.cli", *_args(toy, ddp, 8)]  # fmt: skip
-        try:
-            res = subprocess.run(cmd, env={**env, "GLOO_SOCKET_IFNAME": "lo"}, capture_output=True, text=True,
-                                 timeout=240)  # fmt: skip
-        except subprocess.TimeoutExpired:
+        res = _run_group(cmd, {**env, "GLOO_SOCKET_IFNAME": "lo"}, timeout=240)
+        if res is None:
             continue
         if res.returncode == 0:
             break
