@@ -7,7 +7,9 @@
 Each beam candidate gets its log-probability, rank and gap to the first, its counts of new products, consumed
 molecules and leftovers, the leftover's prior and the consumed molecules' role priors (counted on the training
 lines), and its main product's unsaturation and H/C ratio; top-1 EM after reranking, out of fold, is printed
-beside the beam's own top-1 EM.
+beside the beam's own top-1 EM. ``--memory`` adds what the training lines remember of the line's own molecules
+(how often each consumed molecule left with this by-product, how often each pair present was consumed together)
+and splits the beam's top-1 EM by whether the training lines hold the gold decision.
 """
 
 from __future__ import annotations
@@ -70,20 +72,74 @@ class Priors:
                 dbe / (c + 1), h / (c + 1), float(dbe < 0), float(dbe != int(dbe))]  # fmt: skip
 
 
+class Memory:
+    """Per-molecule recall of the training lines: which by-product a consumed molecule left with, and which pairs
+    of molecules present were consumed together."""
+
+    def __init__(self, folder: Path) -> None:
+        self.cons, self.seen, self.with_byp = Counter(), Counter(), Counter()
+        self.pair_seen, self.pair_cons = Counter(), Counter()
+        for s, t in zip((folder / "src-train.txt").open(), (folder / "tgt-train.txt").open(), strict=True):
+            src, gone, byp = self.decision(s, t)
+            self.seen.update(src)
+            self.cons.update(gone)
+            self.with_byp.update((m, byp) for m in gone)
+            for a, b in self.pairs(src):
+                self.pair_seen[a, b] += 1
+                self.pair_cons[a, b] += a in gone and b in gone
+
+    @staticmethod
+    def decision(source: str, target: str) -> tuple[list[str], set[str], str]:
+        """The line's distinct source molecules, the consumed ones, and the by-products (the new molecules but the
+        heaviest)."""
+        src, tgt = Counter(mols(source)), Counter(mols(target))
+        new = list((tgt - src).elements())
+        main = max(new, key=heavy) if new else ""
+        return sorted(src), set((src - tgt).elements()), ".".join(sorted(m for m in new if m != main)) or "<none>"
+
+    @staticmethod
+    def pairs(src: list[str]) -> list[tuple[str, str]]:
+        return [(a, b) for i, a in enumerate(src) for b in src[i + 1 :]] if len(src) <= 12 else []
+
+    def recalled(self, source: str, target: str) -> bool:
+        """Every consumed molecule of this decision left with its by-product in some training line."""
+        _, gone, byp = self.decision(source, target)
+        return all(self.with_byp[m, byp] for m in gone)
+
+    def features(self, source: str, cand: str) -> list[float]:
+        src, gone, byp = self.decision(source, cand)
+        left = [math.log((self.with_byp[m, byp] + 0.5) / (self.cons[m] + 2.5)) for m in gone] or [0.0]
+        pair = []
+        for a, b in self.pairs(src):
+            if self.pair_seen[a, b]:
+                q = (self.pair_cons[a, b] + 0.5) / (self.pair_seen[a, b] + 1)
+                pair.append(math.log(q if a in gone and b in gone else 1 - q + 1e-3))
+        return [min(left), sum(left), float(all(self.cons[m] for m in gone)), sum(pair), float(len(pair))]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--built", type=Path, required=True)
     ap.add_argument("--variant", default="ChemAlgebra_F_T1_x1")
     ap.add_argument("--beam", type=Path, required=True, help="gnnca predict --beam K --json of the valid lines")
+    ap.add_argument("--memory", action="store_true", help="add the per-molecule memory features (class Memory)")
     args = ap.parse_args()
     folder = args.built / args.variant
     priors = Priors(folder)
+    memory = Memory(folder) if args.memory else None
+    split: Counter = Counter()
     gold = [sorted(mols(t)) for t in (folder / "tgt-valid.txt").read_text().splitlines()]
     X, y, g = [], [], []
+    targets = (folder / "tgt-valid.txt").read_text().splitlines()
     for i, (rec, want) in enumerate(zip(map(json.loads, args.beam.open()), gold, strict=True)):
         top = rec["beam"][0]["logp"]
+        if memory is not None:
+            key = "recalled" if memory.recalled(rec["source"], targets[i]) else "not_recalled"
+            split[key, "n"] += 1
+            split[key, "ok"] += sorted(mols(rec["beam"][0]["prediction"])) == want
         for r, b in enumerate(rec["beam"]):
-            X.append(priors.features(rec["source"], b["prediction"], b["logp"], top, r))
+            x = priors.features(rec["source"], b["prediction"], b["logp"], top, r)
+            X.append(x + (memory.features(rec["source"], b["prediction"]) if memory is not None else []))
             y.append(sorted(mols(b["prediction"])) == want)
             g.append(i)
     X, y, g = np.array(X), np.array(y), np.array(g)
@@ -99,9 +155,12 @@ def main() -> None:
         scores = np.zeros(len(y))
         for f in folds:
             test = np.isin(g, f)
-            model = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=2000)).fit(X[~test], y[~test])
+            model = make_pipeline(StandardScaler(), LogisticRegression(C=c, max_iter=3000)).fit(X[~test], y[~test])
             scores[test] = model.decision_function(X[test])
         out[f"rerank_top1_C{c}"] = round(top1(scores), 2)
+    for key in ("recalled", "not_recalled"):  # the beam's top-1 EM where the training lines hold the gold decision
+        if split[key, "n"]:
+            out[f"beam_top1_{key}"] = {"n": split[key, "n"], "EM": round(100 * split[key, "ok"] / split[key, "n"], 2)}
     print(json.dumps(out))
 
 
