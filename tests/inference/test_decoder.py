@@ -72,7 +72,10 @@ def test_kbest_assignments_are_the_most_likely_joint_choices() -> None:
 
 def test_no_balanced_hypothesis_is_a_marked_fallback_with_the_source_copied() -> None:
     """A SMILES model without an edit model cannot write a new product graph: every reacting hypothesis leaves
-    the main product uncovered, so the line falls back to the source, marked and counted."""
+    the main product uncovered, so the line falls back to the source, marked and counted. Seeded: some random
+    heads rank "nothing reacts" first, a balanced hypothesis and no fallback (seeds 4 and 6 of 0-7), so the
+    outcome hung on whatever the tests before this one drew from the global generator."""
+    torch.manual_seed(0)
     pred = Predictor.build(TINY, Featurizer("smiles"), ExtraVocab([]), 1)
     assert pred.edit is None
     ex = example_from_terms([Term(2, "CC(=O)Cl"), Term(2, "NCc1ccccc1")], vtype=1)

@@ -69,7 +69,7 @@ def test_json_roles_are_those_of_the_chosen_hypothesis() -> None:
 
 
 def test_a_line_without_balanced_hypothesis_is_marked_and_counted() -> None:
-    line = (GOLDEN / "formula_t1.in").read_text().splitlines()[37]  # a golden line that falls back
+    line = (GOLDEN / "formula_t1.in").read_text().splitlines()[288]  # a golden line that falls back
     res = _predict(["--json"], line + "\n")
     assert res.exit_code == 0, res.output
     (rec,) = [json.loads(x) for x in res.stdout.splitlines()]
