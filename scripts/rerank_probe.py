@@ -9,7 +9,9 @@ molecules and leftovers, the leftover's prior and the consumed molecules' role p
 lines), and its main product's unsaturation and H/C ratio; top-1 EM after reranking, out of fold, is printed
 beside the beam's own top-1 EM. ``--memory`` adds what the training lines remember of the line's own molecules
 (how often each consumed molecule left with this by-product, how often each pair present was consumed together)
-and splits the beam's top-1 EM by whether the training lines hold the gold decision.
+and splits the beam's top-1 EM by whether the training lines hold the gold decision (and, for the misses, whether
+they hold the gold and the predicted decision). Also printed: the share of lines with the gold line in the beam's
+first 2 and 5, and the lines without it in the beam at all.
 """
 
 from __future__ import annotations
@@ -90,12 +92,9 @@ class Memory:
 
     @staticmethod
     def decision(source: str, target: str) -> tuple[list[str], set[str], str]:
-        """The line's distinct source molecules, the consumed ones, and the by-products (the new molecules but the
-        heaviest)."""
+        """The line's distinct source molecules, the consumed ones, and the by-products (``Priors.leftover``)."""
         src, tgt = Counter(mols(source)), Counter(mols(target))
-        new = list((tgt - src).elements())
-        main = max(new, key=heavy) if new else ""
-        return sorted(src), set((src - tgt).elements()), ".".join(sorted(m for m in new if m != main)) or "<none>"
+        return sorted(src), set((src - tgt).elements()), Priors.leftover(src, tgt)
 
     @staticmethod
     def pairs(src: list[str]) -> list[tuple[str, str]]:
@@ -128,15 +127,21 @@ def main() -> None:
     priors = Priors(folder)
     memory = Memory(folder) if args.memory else None
     split: Counter = Counter()
-    gold = [sorted(mols(t)) for t in (folder / "tgt-valid.txt").read_text().splitlines()]
-    X, y, g = [], [], []
     targets = (folder / "tgt-valid.txt").read_text().splitlines()
+    gold = [sorted(mols(t)) for t in targets]
+    X, y, g = [], [], []
     for i, (rec, want) in enumerate(zip(map(json.loads, args.beam.open()), gold, strict=True)):
         top = rec["beam"][0]["logp"]
         if memory is not None:
             key = "recalled" if memory.recalled(rec["source"], targets[i]) else "not_recalled"
             split[key, "n"] += 1
             split[key, "ok"] += sorted(mols(rec["beam"][0]["prediction"])) == want
+            if sorted(mols(rec["beam"][0]["prediction"])) != want:  # a miss: which decisions the training lines hold
+                pred = memory.recalled(rec["source"], rec["beam"][0]["prediction"])
+                split["miss", "n"] += 1
+                split["miss", "gold_recalled"] += key == "recalled"
+                split["miss", "prediction_recalled"] += pred
+                split["miss", "both_recalled"] += pred and key == "recalled"
         for r, b in enumerate(rec["beam"]):
             x = priors.features(rec["source"], b["prediction"], b["logp"], top, r)
             X.append(x + (memory.features(rec["source"], b["prediction"]) if memory is not None else []))
@@ -151,6 +156,11 @@ def main() -> None:
 
     beam_order = -np.concatenate([np.arange((g == i).sum()) for i in lines]).astype(float)
     out = {"lines": len(lines), "beam_top1": round(top1(beam_order), 2)}
+    # where the gold line sits in the beam: share of lines with it in the first k, and lines without it at all
+    first = [int(np.argmax(y[g == i])) if y[g == i].any() else None for i in lines]
+    for k in (2, 5):
+        out[f"beam_top{k}"] = round(100 * sum(r is not None and r < k for r in first) / len(lines), 2)
+    out["gold_not_in_beam"] = sum(r is None for r in first)
     for c in (0.01, 0.1, 1.0):
         scores = np.zeros(len(y))
         for f in folds:
@@ -161,6 +171,8 @@ def main() -> None:
     for key in ("recalled", "not_recalled"):  # the beam's top-1 EM where the training lines hold the gold decision
         if split[key, "n"]:
             out[f"beam_top1_{key}"] = {"n": split[key, "n"], "EM": round(100 * split[key, "ok"] / split[key, "n"], 2)}
+    if split["miss", "n"]:
+        out["misses"] = {k: split["miss", k] for k in ("n", "gold_recalled", "prediction_recalled", "both_recalled")}
     print(json.dumps(out))
 
 

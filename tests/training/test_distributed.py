@@ -30,7 +30,7 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _run_group(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str] | None:
+def _run_torchrun(cmd: list[str], env: dict[str, str], timeout: float) -> subprocess.CompletedProcess[str] | None:
     """Run torchrun and, on a timeout, stop it with SIGTERM, which it forwards to its ranks. Its ranks run in
     sessions of their own, so a SIGKILL to torchrun (what ``subprocess.run(timeout=...)`` sends) or to its process
     group leaves them running as orphans; SIGKILL to the group comes only if torchrun ignores the SIGTERM."""
@@ -74,7 +74,7 @@ def test_two_gloo_ranks_match_one_process(tmp_path: Path) -> None:
         cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes=1", "--nproc_per_node=2",
                "--master_addr=127.0.0.1", f"--master_port={_free_port()}",
                "-m", "gnn_chemalgebra.cli", *_args(toy, ddp, 8)]  # fmt: skip
-        res = _run_group(cmd, {**env, "GLOO_SOCKET_IFNAME": "lo"}, timeout=240)
+        res = _run_torchrun(cmd, {**env, "GLOO_SOCKET_IFNAME": "lo"}, timeout=240)
         if res is None:
             continue
         if res.returncode == 0:
