@@ -69,6 +69,8 @@ class GNNModelConfig:
     identity_min_count: int = _opt(0, lo=0)  # >0: a learned identity vector per composition seen in at least
     # this many training lines (models/gnn.py); 0 = off
     identity_dropout: float = _opt(0.1, lo=0.0, hi=1.0)  # training: share of molecules read as unknown
+    structure_bits: int = _opt(0, lo=0)  # formula + identity rows: Morgan count bits of each row's training
+    # structure, read from the variant's SMILES twin (data/structures.py); 0 = off
     vocab_size: int = _opt(512, lo=1)  # by-product vocabulary
     vocab_min_count: int = _opt(1, lo=1)
     edit_checkpoint: str | None = None  # SMILES: the bond-edit model used to validate whole lines

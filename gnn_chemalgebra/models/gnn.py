@@ -50,6 +50,11 @@ DEFAULTS: dict[str, Any] = {
     # Zero-initialised, so a model fine-tuned from one without it starts as that model. ``identity_vocab`` is
     # not a setting: the trainer counts it from ``model.identity_min_count`` (0 or absent = no identity rows).
     "identity_dropout": 0.1,  # training: share of molecules read as unknown, so unseen ones stay usable
+    # Structure rows (formula models with identity rows): the Morgan count fingerprint (this many bits) of the
+    # structure the SMILES training lines wrote for each identity composition (data/structures.py), through a
+    # zero-initialised linear map added to the identity vector. Unlike the vector it is shared across molecules:
+    # what the network learns of an acyl chloride's group transfers to every molecule that has one. 0 = off.
+    "structure_bits": 0,
 }
 CHARGE_SHIFT = 2
 
@@ -77,7 +82,7 @@ def model_hparams(model_cfg: dict[str, Any], featurizer: dict[str, Any], n_extra
 
 class BagGNN(nn.Module):
     # state a start checkpoint may lack (train.init_from): zero identity rows leave its function unchanged
-    fresh_state_prefixes = ("ident_emb.", "ident_keys", "ident_mult")
+    fresh_state_prefixes = ("ident_emb.", "ident_keys", "ident_mult", "ident_struct", "struct_proj.")
 
     def __init__(self, hp: dict[str, Any], extra_comp: torch.Tensor | None = None) -> None:
         super().__init__()
@@ -116,6 +121,13 @@ class BagGNN(nn.Module):
             nn.init.zeros_(self.ident_emb.weight)
             self.register_buffer("ident_keys", torch.zeros(n_ident, dtype=torch.long))
             self.register_buffer("ident_mult", composition_key_multipliers(hp["comp_dim"]))
+        n_bits = int(hp.get("structure_bits", 0))
+        self.struct_proj: nn.Linear | None = None
+        if n_ident and n_bits:
+            self.register_buffer("ident_struct", torch.zeros(n_ident + 1, n_bits, dtype=torch.uint8))
+            self.struct_proj = nn.Linear(n_bits, H)
+            nn.init.zeros_(self.struct_proj.weight)
+            nn.init.zeros_(self.struct_proj.bias)
 
     def set_identity_keys(self, keys: torch.Tensor) -> None:
         """The sorted composition keys (:func:`composition_keys`) the identity rows 1.. stand for."""
@@ -123,15 +135,26 @@ class BagGNN(nn.Module):
             raise ValueError("identity keys do not match the model's identity_vocab")
         self.ident_keys.copy_(torch.sort(keys.long()).values)
 
+    def set_structures(self, rows: torch.Tensor) -> None:
+        """Fingerprint counts per identity row (row 0, the unknown molecule, stays zero)."""
+        if self.struct_proj is None or tuple(rows.shape) != tuple(self.ident_struct.shape):
+            raise ValueError("structure rows do not match the model's identity_vocab and structure_bits")
+        self.ident_struct.copy_(rows.to(torch.uint8))
+        self.ident_struct[0].zero_()
+
     def identity(self, mol_comp: torch.Tensor) -> torch.Tensor:
-        """Identity row per molecule: 1 + the rank of its composition key, 0 when unseen (or dropped)."""
+        """Identity row per molecule: 1 + the rank of its composition key, 0 when unseen (or dropped); plus its
+        structure's fingerprint, mapped, when the model has structure rows."""
         keys = composition_keys(mol_comp, self.ident_mult)
         pos = torch.searchsorted(self.ident_keys, keys).clamp(max=self.ident_keys.numel() - 1)
         idx = torch.where(self.ident_keys[pos] == keys, pos + 1, torch.zeros_like(pos))
         p = float(self.hp.get("identity_dropout", 0.0))
         if self.training and p > 0:
             idx = idx * (torch.rand(idx.shape, device=idx.device) >= p).long()
-        return self.ident_emb(idx)
+        vec = self.ident_emb(idx)
+        if self.struct_proj is not None:
+            vec = vec + self.struct_proj(torch.log1p(self.ident_struct[idx].float()))
+        return vec
 
     def forward(self, batch: Any) -> dict[str, torch.Tensor]:
         B = int(batch.num_graphs)

@@ -22,6 +22,7 @@ from ..data.bagpack import PackedBags
 from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions
 from ..data.featurize import Featurizer
 from ..data.layout import variant_props
+from ..data.structures import formula_structures, morgan_counts, read_smiles_molecules
 from ..errors import InputError
 from ..models.gnn import build_model, composition_key_multipliers, composition_keys, model_hparams
 from ..models.losses import compute_losses
@@ -63,9 +64,18 @@ class GNNTask(Task):
         if ck is None and not self.hp["identity_vocab"] and cfg.model.identity_min_count:
             ident = identity_keys(train_ex, self.feat, cfg.model.identity_min_count)
             self.hp["identity_vocab"] = int(ident.numel())
+        if self.hp.get("structure_bits") and (self.repr != "formula" or not self.hp["identity_vocab"]):
+            raise InputError(
+                "model.structure_bits needs a formula variant with identity rows (model.identity_min_count)"
+            )
         self.model = build_model(self.hp, vocab_compositions(self.vocab, self.feat))
         if ident is not None and ident.numel():
             self.model.set_identity_keys(ident)
+        if self.hp.get("structure_bits") and ck is None:  # resuming: the rows come with the checkpoint's buffers
+            keys = ident if ident is not None else saved["model"]["ident_keys"]
+            fresh = saved is None or "ident_struct" not in saved["model"]
+            rows = structure_rows(keys, self.feat, d.dir, d.variant, d.train_split, int(self.hp["structure_bits"]))
+            self.model.set_structures(rows if fresh else saved["model"]["ident_struct"])
         self.model = self.model.to(device)
         self.train_ds = BagDataset(train_ex, self.feat, self.vocab, lazy=d.lazy)
         self.val_ds = BagDataset(val_ex, self.feat, self.vocab)  # small: featurised once, decoded by the validator
@@ -143,6 +153,23 @@ def identity_keys(examples: Sequence[Any], feat: Featurizer, min_count: int) -> 
     key_of = dict(zip(mols, composition_keys(rows, composition_key_multipliers(rows.size(1))).tolist(), strict=True))
     counts = Counter(k for ex in examples for k in {key_of[m] for m in ex.mols})
     return torch.tensor(sorted(k for k, c in counts.items() if c >= min_count), dtype=torch.long)
+
+
+def structure_rows(keys: torch.Tensor, feat: Featurizer, data_dir: str, variant: str, split: str,
+                   n_bits: int) -> torch.Tensor:  # fmt: skip
+    """Fingerprint rows for identity keys ``keys`` (sorted; row 0 = unknown, zero): each composition's most
+    frequent structure in the SMILES twin of the training lines (data/structures.py); zeros where it has none."""
+    by_formula = formula_structures(read_smiles_molecules(data_dir, variant, split))
+    formulas = sorted(by_formula)
+    smiles_of_key: dict[int, str] = {}
+    if formulas:
+        feat.cache_molecules(formulas)
+        comp = torch.stack([feat.molecule(f)[1] for f in formulas])
+        keys_of = composition_keys(comp, composition_key_multipliers(comp.size(1))).tolist()
+        for f, k in zip(formulas, keys_of, strict=True):
+            smiles_of_key.setdefault(k, by_formula[f])
+    fps = morgan_counts([smiles_of_key.get(k) for k in keys.tolist()], n_bits)
+    return torch.cat([torch.zeros(1, n_bits, dtype=torch.uint8), torch.from_numpy(fps)])
 
 
 def train_gnn(

@@ -93,3 +93,55 @@ def test_fine_tuning_an_identity_model_keeps_its_rows_and_keys(toy, tiny_cfg, tm
     assert tuned["meta"]["hparams"]["identity_vocab"] == start["meta"]["hparams"]["identity_vocab"] > 0
     for k in ("ident_keys", "ident_emb.weight"):
         assert torch.equal(tuned["model"][k], start["model"][k])
+
+
+@pytest.fixture(scope="module")
+def toy_twin(toy):
+    """The toy formula lines with their SMILES twin beside them (the same reactions, in the same order)."""
+    from gnn_chemalgebra.data.dataset import write_toy_variant
+
+    write_toy_variant(toy, "ChemAlgebra_S_T1_x1", {"train": 40, "valid": 16})
+    return toy
+
+
+def test_structure_rows_start_as_the_identity_model_then_train(toy_twin, tiny_cfg, tmp_path) -> None:
+    toy = toy_twin
+    train(tiny_cfg(toy, tmp_path / "id", "train.epochs=1", "model.identity_min_count=1"))
+    start = tmp_path / "id" / "last.pt"
+    same_cfg = ("train.max_steps=1", "train.lr=0", f"train.init_from={start}", "model.structure_bits=64")
+    train(tiny_cfg(toy, tmp_path / "s0", *same_cfg))
+    train(tiny_cfg(toy, tmp_path / "s", "train.epochs=2", f"train.init_from={start}", "model.structure_bits=64"))
+    (ck0, feat, vocab, base), (_, _, _, same), (ck2, _, _, tuned) = (
+        load_bag_model(str(p / "last.pt")) for p in (tmp_path / "id", tmp_path / "s0", tmp_path / "s")
+    )
+    rows = ck2["model"]["ident_struct"]
+    n = ck0["meta"]["hparams"]["identity_vocab"]
+    assert tuple(rows.shape) == (n + 1, 64) and not rows[0].any() and bool((rows[1:].sum(1) > 0).all())
+    ds = BagDataset(load_examples(toy, VARIANT, "valid"), feat, ExtraVocab(vocab.items[1:]))
+    from torch_geometric.data import Batch
+
+    batch = Batch.from_data_list([ds[i] for i in range(len(ds))])
+    base.eval(), same.eval(), tuned.eval()
+    with torch.no_grad():
+        a, b, c = base(batch), same(batch), tuned(batch)
+    assert torch.allclose(a["role_logits"], b["role_logits"], atol=1e-6)  # zero map: the start model's function
+    assert tuned.struct_proj.weight.abs().sum() > 0 and not torch.allclose(a["role_logits"], c["role_logits"])
+    # a molecule's row is its training structure's fingerprint: rebuilt from the twin, the same rows
+    from gnn_chemalgebra.training.gnn import structure_rows
+
+    again = structure_rows(ck2["model"]["ident_keys"], Featurizer("formula"), str(toy), VARIANT, "train", 64)
+    assert torch.equal(again, rows)
+
+
+def test_structure_rows_need_identity_rows_and_survive_resume(toy_twin, tiny_cfg, tmp_path) -> None:
+    from gnn_chemalgebra.errors import InputError
+
+    with pytest.raises(InputError, match="identity rows"):
+        train(tiny_cfg(toy_twin, tmp_path / "bad", "train.epochs=1", "model.structure_bits=32"))
+    run = tmp_path / "run"
+    both = ("model.identity_min_count=1", "model.structure_bits=32")
+    train(tiny_cfg(toy_twin, run, "train.epochs=1", *both))
+    first = load_checkpoint(run / "last.pt")["model"]["ident_struct"]
+    assert first[1:].any()
+    train(tiny_cfg(toy_twin, run, "train.epochs=2", *both), resume=True)
+    assert torch.equal(load_checkpoint(run / "last.pt")["model"]["ident_struct"], first)
