@@ -71,11 +71,11 @@ class GNNTask(Task):
         self.model = build_model(self.hp, vocab_compositions(self.vocab, self.feat))
         if ident is not None and ident.numel():
             self.model.set_identity_keys(ident)
-        if self.hp.get("structure_bits") and ck is None:  # resuming: the rows come with the checkpoint's buffers
+        # a resumed run or a start model that has them brings its rows with its weights
+        if self.hp.get("structure_bits") and (saved is None or "ident_struct" not in saved["model"]):
             keys = ident if ident is not None else saved["model"]["ident_keys"]
-            fresh = saved is None or "ident_struct" not in saved["model"]
             rows = structure_rows(keys, self.feat, d.dir, d.variant, d.train_split, int(self.hp["structure_bits"]))
-            self.model.set_structures(rows if fresh else saved["model"]["ident_struct"])
+            self.model.set_structures(rows)
         self.model = self.model.to(device)
         self.train_ds = BagDataset(train_ex, self.feat, self.vocab, lazy=d.lazy)
         self.val_ds = BagDataset(val_ex, self.feat, self.vocab)  # small: featurised once, decoded by the validator
@@ -143,14 +143,21 @@ class GNNTask(Task):
                 "variant": self.cfg.data.variant}  # fmt: skip
 
 
+def molecule_keys(feat: Featurizer, mols: Iterable[str]) -> dict[str, int]:
+    """Composition key (:func:`composition_keys`) of each molecule string, in sorted order."""
+    names = sorted(set(mols))
+    if not names:
+        return {}
+    feat.cache_molecules(names)
+    rows = torch.stack([feat.molecule(m)[1] for m in names])
+    return dict(zip(names, composition_keys(rows, composition_key_multipliers(rows.size(1))).tolist(), strict=True))
+
+
 def identity_keys(examples: Sequence[Any], feat: Featurizer, min_count: int) -> torch.Tensor:
     """Sorted composition keys of the molecules found in at least ``min_count`` training lines."""
-    mols = sorted({m for ex in examples for m in ex.mols})
-    if not mols:
+    key_of = molecule_keys(feat, {m for ex in examples for m in ex.mols})
+    if not key_of:
         return torch.zeros(0, dtype=torch.long)
-    feat.cache_molecules(mols)
-    rows = torch.stack([feat.molecule(m)[1] for m in mols])
-    key_of = dict(zip(mols, composition_keys(rows, composition_key_multipliers(rows.size(1))).tolist(), strict=True))
     counts = Counter(k for ex in examples for k in {key_of[m] for m in ex.mols})
     return torch.tensor(sorted(k for k, c in counts.items() if c >= min_count), dtype=torch.long)
 
@@ -160,14 +167,9 @@ def structure_rows(keys: torch.Tensor, feat: Featurizer, data_dir: str, variant:
     """Fingerprint rows for identity keys ``keys`` (sorted; row 0 = unknown, zero): each composition's most
     frequent structure in the SMILES twin of the training lines (data/structures.py); zeros where it has none."""
     by_formula = formula_structures(read_smiles_molecules(data_dir, variant, split))
-    formulas = sorted(by_formula)
     smiles_of_key: dict[int, str] = {}
-    if formulas:
-        feat.cache_molecules(formulas)
-        comp = torch.stack([feat.molecule(f)[1] for f in formulas])
-        keys_of = composition_keys(comp, composition_key_multipliers(comp.size(1))).tolist()
-        for f, k in zip(formulas, keys_of, strict=True):
-            smiles_of_key.setdefault(k, by_formula[f])
+    for f, k in molecule_keys(feat, by_formula).items():
+        smiles_of_key.setdefault(k, by_formula[f])
     fps = morgan_counts([smiles_of_key.get(k) for k in keys.tolist()], n_bits)
     return torch.cat([torch.zeros(1, n_bits, dtype=torch.uint8), torch.from_numpy(fps)])
 

@@ -9,12 +9,13 @@ import pytest
 import torch
 
 from gnn_chemalgebra.checkpoint import load_checkpoint
-from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples
+from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, write_toy_variant
 from gnn_chemalgebra.data.featurize import Featurizer
+from gnn_chemalgebra.errors import InputError
 from gnn_chemalgebra.inference.runner import load_bag_model
 from gnn_chemalgebra.inference.validation import train
 from gnn_chemalgebra.models.gnn import composition_key_multipliers, composition_keys
-from gnn_chemalgebra.training.gnn import identity_keys
+from gnn_chemalgebra.training.gnn import identity_keys, structure_rows
 
 pytestmark = pytest.mark.integration
 VARIANT = "ChemAlgebra_F_T1_x1"  # the toy variant of conftest.py
@@ -98,8 +99,6 @@ def test_fine_tuning_an_identity_model_keeps_its_rows_and_keys(toy, tiny_cfg, tm
 @pytest.fixture(scope="module")
 def toy_twin(toy):
     """The toy formula lines with their SMILES twin beside them (the same reactions, in the same order)."""
-    from gnn_chemalgebra.data.dataset import write_toy_variant
-
     write_toy_variant(toy, "ChemAlgebra_S_T1_x1", {"train": 40, "valid": 16})
     return toy
 
@@ -127,15 +126,11 @@ def test_structure_rows_start_as_the_identity_model_then_train(toy_twin, tiny_cf
     assert torch.allclose(a["role_logits"], b["role_logits"], atol=1e-6)  # zero map: the start model's function
     assert tuned.struct_proj.weight.abs().sum() > 0 and not torch.allclose(a["role_logits"], c["role_logits"])
     # a molecule's row is its training structure's fingerprint: rebuilt from the twin, the same rows
-    from gnn_chemalgebra.training.gnn import structure_rows
-
     again = structure_rows(ck2["model"]["ident_keys"], Featurizer("formula"), str(toy), VARIANT, "train", 64)
     assert torch.equal(again, rows)
 
 
 def test_structure_rows_need_identity_rows_and_survive_resume(toy_twin, tiny_cfg, tmp_path) -> None:
-    from gnn_chemalgebra.errors import InputError
-
     with pytest.raises(InputError, match="identity rows"):
         train(tiny_cfg(toy_twin, tmp_path / "bad", "train.epochs=1", "model.structure_bits=32"))
     run = tmp_path / "run"
