@@ -2,9 +2,27 @@
 
 from __future__ import annotations
 
+import importlib.util
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
+
+SCRIPTS = Path(__file__).resolve().parents[1] / "scripts"
+
+
+@pytest.fixture(scope="session")
+def script() -> Callable[[str], ModuleType]:
+    """Loads ``scripts/<name>.py`` as a module (the scripts are not a package), so tests call its functions."""
+
+    def load(name: str) -> ModuleType:
+        spec = importlib.util.spec_from_file_location(name, SCRIPTS / f"{name}.py")
+        mod = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(mod)
+        return mod
+
+    return load
 
 
 @pytest.fixture(scope="session")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import subprocess
 import sys
@@ -13,18 +12,9 @@ import pytest
 
 pytestmark = pytest.mark.unit
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "data_scaling.py"
 
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("data_scaling", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_fits_recover_their_curves_and_targets() -> None:
-    mod = load_script()
+def test_fits_recover_their_curves_and_targets(script) -> None:
+    mod = script("data_scaling")
     n = np.array([1e4, 2e4, 4e4, 8e4])
     a, b = mod.fit_log_linear(n, 50 + 2.0 * np.log2(n))
     assert (a, b) == pytest.approx((50.0, 2.0))
@@ -35,7 +25,9 @@ def test_fits_recover_their_curves_and_targets() -> None:
     assert mod.needed(90, 80.0, 0.0, 1.0, 0.0) == {"log_linear": None, "power_law": None}
 
 
-def test_cli_reads_records_and_averages_seeds(tmp_path) -> None:
+def test_cli_reads_records_and_averages_seeds(tmp_path, script) -> None:
+    path = script("data_scaling").__file__
+
     def records(em: float) -> Path:
         p = tmp_path / f"r{em}.json"
         rec = [{"variant": "F_T1_x1", "setting": "test_in", "EM": em, "val_best": {"EM": em + 1}},
@@ -45,7 +37,7 @@ def test_cli_reads_records_and_averages_seeds(tmp_path) -> None:
 
     out = tmp_path / "scaling.json"
     points = [x for n, em in ((1000, 80.0), (1000, 82.0), (2000, 83.0)) for x in ("--point", f"{n}={records(em)}")]
-    cmd = [sys.executable, str(SCRIPT), *points, "--target", "90", "--json", str(out), "--png", str(tmp_path / "s.png")]
+    cmd = [sys.executable, path, *points, "--target", "90", "--json", str(out), "--png", str(tmp_path / "s.png")]
     res = subprocess.run(cmd, capture_output=True, text=True, check=True)
     saved = json.loads(out.read_text())
     assert [p["EM_mean"] for p in saved["points"]] == [81.0, 83.0]
@@ -54,8 +46,10 @@ def test_cli_reads_records_and_averages_seeds(tmp_path) -> None:
     assert "| 1,000 | 80.00, 82.00 | 81.00 |" in res.stdout and (tmp_path / "s.png").stat().st_size > 0
 
 
-def test_one_size_is_refused(tmp_path) -> None:
+def test_one_size_is_refused(tmp_path, script) -> None:
     p = tmp_path / "r.json"
     p.write_text(json.dumps([{"variant": "F_T1_x1", "setting": "test_in", "EM": 80.0}]))
-    res = subprocess.run([sys.executable, str(SCRIPT), "--point", f"10={p}"], capture_output=True, text=True)
+    res = subprocess.run(
+        [sys.executable, script("data_scaling").__file__, "--point", f"10={p}"], capture_output=True, text=True
+    )
     assert res.returncode == 2 and "two or more" in res.stderr

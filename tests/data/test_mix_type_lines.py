@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
 from gnn_chemalgebra.data.dataset import load_examples, write_toy_variant
@@ -12,23 +9,14 @@ from gnn_chemalgebra.io import read_lines
 
 pytestmark = pytest.mark.unit
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "mix_type_lines.py"
 
-
-def load_script():
-    spec = importlib.util.spec_from_file_location("mix_type_lines", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_training_lines_interleave_and_valid_stays_type2(tmp_path) -> None:
+def test_training_lines_interleave_and_valid_stays_type2(tmp_path, script) -> None:
     built, out = tmp_path / "built", tmp_path / "mixed"
     n = {"train": 12, "valid": 6}
     write_toy_variant(built, "ChemAlgebra_F_T1_x1", n, seed=1)
     write_toy_variant(built, "ChemAlgebra_F_T2_x1", n, seed=2)
     (out / "ChemAlgebra_F_T2_x1").mkdir(parents=True)
-    manifest = load_script().mix(built, "ChemAlgebra_F_T2_x1", out)
+    manifest = script("mix_type_lines").mix(built, "ChemAlgebra_F_T2_x1", out)
     assert manifest["splits"]["train"] == {"lines": 24, "type1": 12, "type2": 12}
     t1 = read_lines(built / "ChemAlgebra_F_T1_x1" / "src-train.txt")
     t2 = read_lines(built / "ChemAlgebra_F_T2_x1" / "src-train.txt")
@@ -40,6 +28,6 @@ def test_training_lines_interleave_and_valid_stays_type2(tmp_path) -> None:
     assert len(exs) == 24 and all(ex.nu_in is not None for ex in exs)
 
 
-def test_refuses_a_type1_name(tmp_path) -> None:
+def test_refuses_a_type1_name(tmp_path, script) -> None:
     with pytest.raises(SystemExit, match="Type-2"):
-        load_script().mix(tmp_path, "ChemAlgebra_F_T1_x1", tmp_path)
+        script("mix_type_lines").mix(tmp_path, "ChemAlgebra_F_T1_x1", tmp_path)

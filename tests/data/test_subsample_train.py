@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 
@@ -14,21 +12,13 @@ from gnn_chemalgebra.io import read_lines
 
 pytestmark = pytest.mark.unit
 
-SCRIPT = Path(__file__).resolve().parents[2] / "scripts" / "subsample_train.py"
 V = "ChemAlgebra_F_T1_x1"
 
 
-def load_script():
-    spec = importlib.util.spec_from_file_location("subsample_train", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
-def test_share_keeps_aligned_lines_in_order_and_eval_files(tmp_path) -> None:
+def test_share_keeps_aligned_lines_in_order_and_eval_files(tmp_path, script) -> None:
     built, out = tmp_path / "built", tmp_path / "share"
     write_toy_variant(built, V, {"train": 40, "valid": 6}, seed=1)
-    m = load_script().subsample(built, V, out, 0.25, seed=3)
+    m = script("subsample_train").subsample(built, V, out, 0.25, seed=3)
     assert (m["train_lines_read"], m["train_lines_kept"]) == (40, 10)
     full = [read_lines(p) for p in split_files(built, V, "train")]
     part = [read_lines(p) for p in split_files(out, V, "train")]
@@ -41,8 +31,8 @@ def test_share_keeps_aligned_lines_in_order_and_eval_files(tmp_path) -> None:
     assert saved["files"].keys() >= {"src-train.txt", "src-valid.txt"} and saved["seed"] == 3
 
 
-def test_the_draw_depends_on_the_seed_only() -> None:
-    mod = load_script()
+def test_the_draw_depends_on_the_seed_only(script) -> None:
+    mod = script("subsample_train")
     assert mod.chosen_lines(100, 0.3, 0) == mod.chosen_lines(100, 0.3, 0)
     assert mod.chosen_lines(100, 0.3, 0) != mod.chosen_lines(100, 0.3, 1)
     assert len(mod.chosen_lines(100, 0.001, 0)) == 1
@@ -50,6 +40,6 @@ def test_the_draw_depends_on_the_seed_only() -> None:
         mod.chosen_lines(100, 0.0, 0)
 
 
-def test_missing_build_is_one_clear_error(tmp_path) -> None:
+def test_missing_build_is_one_clear_error(tmp_path, script) -> None:
     with pytest.raises(SystemExit, match="no such file"):
-        load_script().subsample(tmp_path, V, tmp_path / "out", 0.5)
+        script("subsample_train").subsample(tmp_path, V, tmp_path / "out", 0.5)
