@@ -13,17 +13,11 @@ variants from one reaction split), so no valid or test reaction reaches training
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
-import shutil
 from pathlib import Path
 
-from gnn_chemalgebra.data.layout import split_files
+from gnn_chemalgebra.data.layout import copy_eval_splits, split_files
 from gnn_chemalgebra.io import atomic_write_lines, read_lines
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 def mix(built: Path, variant: str, out: Path, splits: tuple[str, ...] = ("train", "train_cross")) -> dict:
@@ -46,12 +40,8 @@ def mix(built: Path, variant: str, out: Path, splits: tuple[str, ...] = ("train"
         for p, lines in zip(split_files(out, variant, split), mixed, strict=True):
             atomic_write_lines(p, lines)
         manifest["splits"][split] = {"lines": len(mixed[0]), "type1": len(a[0]), "type2": len(b[0])}
-    for split in ("valid", "valid_cross", "test_in", "test_out", "test_cross"):
-        for src in split_files(built, variant, split):
-            if src.exists():
-                dst = out / variant / src.name
-                shutil.copyfile(src, dst)
-                manifest["splits"].setdefault(split, {})[src.name] = sha256(dst)
+    for split, files in copy_eval_splits(built, variant, out).items():
+        manifest["splits"].setdefault(split, {}).update(files)
     atomic_write_lines(out / variant / "mix_manifest.json", [json.dumps(manifest, indent=1)])
     return manifest
 

@@ -12,20 +12,12 @@ can reach training. ``subsample_manifest.json`` records the fraction, seed, coun
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
-import shutil
 from pathlib import Path
 
-from gnn_chemalgebra.data.layout import split_files
-from gnn_chemalgebra.io import atomic_write_lines, read_lines
-
-EVAL_SPLITS = ("valid", "valid_cross", "test_in", "test_out", "test_cross")
-
-
-def sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+from gnn_chemalgebra.data.layout import copy_eval_splits, split_files
+from gnn_chemalgebra.io import atomic_write_lines, read_lines, sha256_file
 
 
 def chosen_lines(n: int, fraction: float, seed: int) -> list[int]:
@@ -52,13 +44,9 @@ def subsample(built: Path, variant: str, out: Path, fraction: float, seed: int =
     (out / variant).mkdir(parents=True, exist_ok=True)
     for p, lines in zip(split_files(out, variant, "train"), (src, tgt, meta), strict=True):
         atomic_write_lines(p, [lines[i] for i in keep])
-        manifest["files"][p.name] = sha256(p)
-    for split in EVAL_SPLITS:
-        for p in split_files(built, variant, split):
-            if p.exists():
-                dst = out / variant / p.name
-                shutil.copyfile(p, dst)
-                manifest["files"][p.name] = sha256(dst)
+        manifest["files"][p.name] = sha256_file(p)
+    for files in copy_eval_splits(built, variant, out).values():
+        manifest["files"].update(files)
     atomic_write_lines(out / variant / "subsample_manifest.json", [json.dumps(manifest, indent=1)])
     return manifest
 

@@ -76,3 +76,23 @@ def variant_props(name: str) -> dict[str, object]:
 def split_files(out: Path, variant: str, split: str) -> tuple[Path, Path, Path]:
     d = Path(out) / variant
     return d / f"src-{split}.txt", d / f"tgt-{split}.txt", d / f"meta-{split}.jsonl"
+
+
+EVAL_SPLITS: tuple[str, ...] = ("valid", "valid_cross", "test_in", "test_out", "test_cross")
+
+
+def copy_eval_splits(built: Path, variant: str, out: Path) -> dict[str, dict[str, str]]:
+    """Copies a variant's validation and test files (those present) from ``built`` to ``out`` unchanged, for a
+    derived training set that must be scored on the benchmark's own lines; returns {split: {file name: sha256}}."""
+    import shutil
+
+    from ..io import sha256_file
+
+    copied: dict[str, dict[str, str]] = {}
+    for split in EVAL_SPLITS:
+        for src in split_files(built, variant, split):
+            if src.exists():
+                dst = Path(out) / variant / src.name
+                shutil.copyfile(src, dst)
+                copied.setdefault(split, {})[src.name] = sha256_file(dst)
+    return copied
