@@ -15,7 +15,9 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 from rdkit import Chem
@@ -264,10 +266,11 @@ def test_missing_extra_source_is_one_error_line(tmp_path: Path, source: dict) ->
 
 
 def test_audit_finds_no_overlap_and_catches_a_planted_one(
-    source: dict, builds: dict[str, Path], tmp_path: Path
+    source: dict, builds: dict[str, Path], tmp_path: Path, experiment: Callable[[str], ModuleType]
 ) -> None:
-    from gnn_chemalgebra.data.extra_audit import audit_overlap, compare_to_local
-
+    """experiments/extra_audit.py, the build's independent check, on this fixture's builds."""
+    audit = experiment("extra_audit")
+    audit_overlap, compare_to_local = audit.audit_overlap, audit.compare_to_local
     report = audit_overlap(builds["extra"], source["dir"])
     assert report["problems"] == [] and report["extra_records"] > 0
     assert report["sidecar"]["smiles_lines_checked"] > 0

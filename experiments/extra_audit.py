@@ -1,16 +1,28 @@
-"""Audit of a ``gnnca data build --extra`` folder, independent of the numbers the builder wrote.
+"""Audit of a ``gnnca data build --extra`` folder, independent of the numbers the builder wrote: no extra training
+reaction has a USPTO-MIT valid/test product, and every valid/test file equals a local build's. Measured on the extra
+build: 0 problems over 101,521 extra records (49,723 USPTO-500-MT, 51,798 USPTO-full) and the 4,873,008 training
+sidecar lines drawn from them (2,436,504 SMILES-variant lines checked molecule by molecule) against 68,845 MIT
+valid/test product keys; against the local build, 129 valid/test/separated files have the same sha256, the 50
+variant and USPTO-BAL training text files are byte prefixes, and the ``reactions-*.jsonl`` files are equal record by
+record (the training one a prefix).
+
+    python experiments/extra_audit.py --built built/extra [--local built/full] [--workers 2]
 
 * overlap: the MIT valid/test product keys are recomputed from the source files, and every extra training
   reaction is checked against them, both in ``uspto_bal/reactions-train.jsonl`` and as drawn in the variant
   sidecars (``meta-train*.jsonl``: the SMILES variants' nu, the formula variants through their reaction id);
 * byte-identity: every valid/test file against a local build (sha256; the ``reactions-*.jsonl`` of a build made
   before the formulas order was fixed are compared record by record instead).
+
+Exit 1 on any problem.
 """
 
 from __future__ import annotations
 
+import argparse
 import itertools
 import json
+import sys
 from collections import Counter
 from functools import lru_cache
 from pathlib import Path
@@ -18,10 +30,11 @@ from typing import Any
 
 from rdkit import Chem
 
-from ..chem.edits import gold_products
-from .extra import mit_product_keys, product_key
-from .layout import VARIANTS, split_files, variant_props
-from .uspto import read_split
+from gnn_chemalgebra.chem.edits import gold_products
+from gnn_chemalgebra.data.build import bundled_data_dir
+from gnn_chemalgebra.data.extra import mit_product_keys, product_key
+from gnn_chemalgebra.data.layout import VARIANTS, split_files, variant_props
+from gnn_chemalgebra.data.uspto import read_split
 
 
 @lru_cache(maxsize=500_000)
@@ -118,3 +131,29 @@ def _same_records(a: Path, b: Path, *, prefix: bool) -> bool:
         ra = [json.loads(x) for x in fa]
         rb = [json.loads(x) for x in itertools.islice(fb, len(ra) if prefix else None)]
         return ra == rb and (prefix or fb.read(1) == "")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--built", type=Path, required=True)
+    ap.add_argument("--local", type=Path, help="a default (local protocol) build to compare valid/test files with")
+    ap.add_argument("--data", type=Path, default=bundled_data_dir())
+    ap.add_argument("--workers", type=int, default=1)
+    args = ap.parse_args()
+    report = {"overlap": audit_overlap(args.built, args.data, args.workers)}
+    if args.local:
+        report["valid_test_vs_local"] = compare_to_local(args.built, args.local)
+    problems = [p for part in report.values() for p in part["problems"]]
+    for p in problems[:20]:
+        print(p)
+    o = report["overlap"]
+    print(
+        f"extra records {o['extra_records']} {o['extra_records_by_source']}, sidecar lines {o['sidecar']}, "
+        f"MIT valid/test product keys {o['mit_product_keys']}: {len(problems)} problem(s)"
+    )
+    print("JSON " + json.dumps({k: {**v, "problems": len(v["problems"])} for k, v in report.items()}))
+    sys.exit(1 if problems else 0)
+
+
+if __name__ == "__main__":
+    main()
