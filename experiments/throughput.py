@@ -5,7 +5,8 @@ after start-up instead of 442 and 101 SMILES reactions/s (edit beam 5) instead o
 ran at 835 reactions/s instead of 452 (batch 64, one thread; 1,001 with batch 128), edit-model training at 196
 instead of 88, and the builder's speed-up over a plain loop rose from 2.07x to 3.51x. The bundles with molecule
 identity rows (hidden 128, 3.3-3.5 M parameters) start in 0.98 s and predict 1,317 formula and 169 SMILES
-reactions/s, against 2,614 and 178 for the hidden-64 bundles in the same run (``results/throughput-session22.json``).
+reactions/s, against 2,614 and 178 for the hidden-64 bundles in the same run
+(``results/throughput-dd470bd.json``).
 
     OMP_NUM_THREADS=1 python experiments/throughput.py --built built/full --baseline REV [--rev HEAD] \
         [--repeats 3] [--only startup,formula,workers,smiles,gnn,gnn_fast,edit,builder]

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
-# Score a formula and a SMILES model as a user runs them (gnnca predict, then gnnca evaluate --json): the issue-14
-# lines (first 500 of F_T2_x1 test_in, first 200 of S_T2_x1 test_in) and, with FULL=1, whole formula test sets
+# Score a formula and a SMILES model as a user runs them (gnnca predict, then gnnca evaluate --json): two quick check
+# sets (first 500 of F_T2_x1 test_in, first 200 of S_T2_x1 test_in) and, with FULL=1, whole formula test sets
 # and the first NS lines of the SMILES ones. Empty checkpoint arguments = the bundled models (no --checkpoint).
 #   scripts/eval_bundled.sh BUILT OUT [FORMULA.pt] [SMILES.pt] [EDIT.pt]
-#   FULL=1 NS=2000 scripts/eval_bundled.sh built/extra results/bundled_eval
+#   FULL=1 NS=2000 scripts/eval_bundled.sh built/extra OUT
 # Type-2 files are read with --line-type auto (equal coefficients = Type 1) unless LT=2; PARTS=F or S: one only.
 # FVARIANTS / SVARIANTS / SETTINGS: other variants and settings for FULL=1 (e.g. the x5 files, SETTINGS="test_in
-# test_out"); scripts/bundled_records.py turns the eval-*.json files into benchmark records. JSONL=1: also keep
+# test_out"); experiments/bundled_records.py turns the eval-*.json files into benchmark records. JSONL=1: also keep
 # gnnca predict --json (pred-*.jsonl), so scripts/error_breakdown.py --predictions needs no second prediction pass;
 # SKIP_CHECK=1: without the first-500 / first-200 check lines. DECODE_SET="decode.k=v ...": gnnca predict --set each.
 # PREDICT_ARGS="--workers 2": further gnnca predict options (none changes a prediction).

@@ -1,5 +1,5 @@
 """Score a GNN checkpoint on a test split: EM, the share of lines whose first hypothesis balances without search,
-and role accuracy per gold role (issue 14.2 and 14.4); logic in gnn_chemalgebra.benchmark.roles.balance_record.
+and role accuracy per gold role; logic in gnn_chemalgebra.benchmark.roles.balance_record.
 
     python scripts/eval_roles_balance.py --checkpoint runs/x/best.pt --built built/full \
         --variant ChemAlgebra_F_T1_x1 --split test_in --out results/x.json

@@ -1,7 +1,7 @@
 """Write a Type-2 variant whose training split also holds the Type-1 lines of the same reactions.
 
 Why: a Type-1 source is a valid Type-2 source (equal coefficients, no product present), so one model trained on
-both reads equal coefficients, unequal ones and products already present alike (issue 14.2/14.6). Training
+both reads equal coefficients, unequal ones and products already present alike. Training
 lines interleave (T1 line i, T2 line i, ...); the validation split and every test split are the Type-2 variant's
 own, so the benchmark's valid/test files never change. Same reactions on both sides (the builder draws both
 variants from one reaction split), so no valid or test reaction reaches training.

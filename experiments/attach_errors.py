@@ -1,11 +1,11 @@
-"""Attach the error breakdowns written by `scripts/error_breakdown.py --out FILE` to the matching GNN records of a
-results file (same variant, setting, line count, checkpoint file name and training data), so the breakdown sits in
-results/benchmark.json and in results/gnn_errors_records.md for models scored outside the bench (the bundled ones).
+"""Results curation: attach the error breakdowns of ``scripts/error_breakdown.py --out FILE`` to the matching GNN
+records of a results file (same variant, setting, line count, checkpoint file name and training data), so the
+breakdown of models scored outside the bench (the bundled ones, the ensembles) sits in results/benchmark.json and
+results/gnn_errors_records.md. A breakdown whose EM differs from the record's (another decoder, other lines) is
+refused and counted, not attached.
 
-    python scripts/attach_errors.py results/bundled/errors_cells.jsonl \
+    python experiments/attach_errors.py results/bundled/errors_cells.jsonl \
         --label "local+extra (mixed T1+T2 x1 lines)" --out results/gnn.json
-
-A breakdown whose EM differs from the record's (another decoder, other lines) is refused and counted, not attached.
 """
 
 import argparse

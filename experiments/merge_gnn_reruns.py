@@ -1,11 +1,10 @@
-"""Bring the GNN records of reruns (bench runs written to another --out) into the committed results: the records of
-the chosen variants replace theirs in results/gnn.json, their error breakdowns replace their rows of
-results/gnn_errors.md, and the tables and the README's table are regenerated.
-
-    python scripts/merge_gnn_reruns.py /work/runs/gnn_local/results/gnn.json \
-        results/reruns/gnn_local_session10.json --variants F_T2_x1,F_T2_x5,S_T2_x1,S_T2_x5
-
+"""Results curation: bring the GNN records of reruns (bench runs written to another --out) into the committed
+results: the records of the chosen variants replace theirs in results/gnn.json, their error breakdowns replace their
+rows of results/gnn_errors.md, and the tables and the README's results block are regenerated.
 Only local-protocol records of model `gnn` are taken; a variant asked for but found in no file is an error.
+
+    python experiments/merge_gnn_reruns.py runs/gnn_local/results/gnn.json results/reruns/*.json \
+        --variants F_T2_x1,F_T2_x5,S_T2_x1,S_T2_x5
 """
 
 import argparse

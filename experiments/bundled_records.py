@@ -1,11 +1,11 @@
-"""Turn `scripts/eval_bundled.sh` scores (its eval-<variant>_<setting>_<n>[_lt2].json files) into benchmark records of
-the mixed Type-1 + Type-2 models trained on the extra build's x1 lines (the bundled ones: `train`; with
-`--cross-model CK`: a model of the same recipe trained on `train_cross`), so they sit in results/benchmark.json
-beside the per-variant runs under their own training-data label.
+"""Results curation: turn ``scripts/eval_bundled.sh`` scores (its eval-<variant>_<setting>_<n>[_lt2].json files) into
+benchmark records of the mixed Type-1 + Type-2 models trained on the extra build's x1 lines (the bundled ones:
+``train``; with ``--cross-model CK``: a model of the same recipe trained on ``train_cross``), so they sit in
+results/benchmark.json beside the per-variant runs under their own training-data label.
 
     LT=2 PARTS=F FULL=1 FVARIANTS="F_T1_x1 F_T1_x5 F_T2_x1 F_T2_x5" SETTINGS="test_in test_out" \
-        scripts/eval_bundled.sh built/extra /tmp/bundled_eval
-    python scripts/bundled_records.py /tmp/bundled_eval --out results/gnn.json
+        scripts/eval_bundled.sh built/extra OUT
+    python experiments/bundled_records.py OUT --out results/gnn.json
     python -c "from pathlib import Path; from gnn_chemalgebra.benchmark.merge import write_outputs; \
         write_outputs(Path('results'), Path('README.md'), print)"
 
@@ -46,7 +46,7 @@ for path in sorted(a.evals.glob("eval-*.json")):
         continue
     if typ == "2" and not m["lt"]:  # Type-2 files read as Type 2 (LT=2: --line-type 2); LT leaves Type-1 files alone
         continue
-    if m["n"] not in ("0", "2000"):  # the issue's first-500 / first-200 checks, not the results table's lines
+    if m["n"] not in ("0", "2000"):  # the quick first-500 / first-200 check lines, not the results table's
         continue
     ev = json.loads(path.read_text())
     rec = {"model": "gnn", "variant": v, "setting": s, **{k: ev[k] for k in METRICS}, "n": ev["n"]}

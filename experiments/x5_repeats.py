@@ -1,11 +1,11 @@
-"""Is a variant's x5 training set its x1 set five times over, as a scale-free model reads it? (issue 14.1)
+"""Is a variant's x5 training set its x1 set five times over, as a scale-free model reads it? For Type 1, yes: every
+(source, target) pair of F_T1_x5 (566,975 lines, 109,359 distinct pairs) and S_T1_x5 (113,383 distinct pairs) occurs
+exactly five times as often as in x1, so an x5 run is the x1 run with five times the epochs and the x1 run stands
+for both; the Type-2 x5 sets are not (559,109 / 562,247 distinct pairs against 113,254 / 113,395 in x1). Each line
+pair is reduced to what a network that only sees scale-free features can tell apart: every bag's coefficients
+divided by their gcd, molecules summed and sorted.
 
-    python scripts/x5_repeats.py --built built/extra --variants F_T1 S_T1 F_T2 S_T2
-
-Each (source, target) line pair is reduced to what a network that only sees scale-free features can tell apart:
-every bag's coefficients divided by their gcd, molecules summed and sorted. Where the x5 multiset equals five
-times the x1 multiset, training on x5 is training on x1 with five times the epochs (the order aside), so the x1
-run stands for both. Prints one JSON line per variant.
+    python experiments/x5_repeats.py --built built/extra --variants F_T1 S_T1 F_T2 S_T2     (one JSON line each)
 """
 
 import argparse

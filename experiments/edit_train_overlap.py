@@ -1,9 +1,10 @@
-"""How many edit-model training reactions of a built folder share a main product, or the whole reaction
-(reactants and main products), with a USPTO-BAL valid or test reaction, per record source (issue 14.3).
+"""Does the edit model's training data reach USPTO-BAL valid/test? Not through the extra reactions: 0 USPTO-full
+training reactions of the extra build share a main product with the 19,141 USPTO-BAL valid/test reactions; the
+local train split has 375 such and 151 identical reactions, USPTO-MIT's own duplicates across its splits (the
+unchanged local protocol). Counted per record source, main product and whole reaction (reactants and main
+products); the records' SMILES are the build's canonical forms, so equal strings are equal molecules.
 
-    python scripts/edit_train_overlap.py --built built/extra
-
-The records' SMILES are the build's canonical forms, so equal strings are equal molecules. Prints one JSON line.
+    python experiments/edit_train_overlap.py --built built/extra      (prints one JSON line)
 """
 
 import argparse
