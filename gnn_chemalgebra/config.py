@@ -142,6 +142,11 @@ class TrainConfig:
     # losses
     mass_balance_weight: float = _opt(0.0, lo=0.0)  # GNN
     mass_balance_variance: bool = False  # GNN: penalise E[residual^2] (adds the heads' variances), not E[residual]^2
+    # GNN knowledge distillation (training/distill.py): a teacher's soft role and leftover labels
+    # (scripts/distill_teacher.py), a KL term of this weight at this temperature; weight 0 = off
+    distill_labels: str = ""
+    distill_weight: float = _opt(0.0, lo=0.0)
+    distill_temperature: float = _opt(1.0, lo=0.01)
     nochange_weight: float = _opt(0.2, lo=0.0)  # edit model
     prod_weight: float = _opt(0.5, lo=0.0)  # edit model
     pair_keep: float = _opt(1.0, lo=0.01, hi=1.0)  # edit model: share of non-bonded, unchanged pairs scored per step

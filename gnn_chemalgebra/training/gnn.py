@@ -28,6 +28,7 @@ from ..models.gnn import build_model, composition_key_multipliers, composition_k
 from ..models.losses import compute_losses
 from . import distributed
 from .device import autocast
+from .distill import DistillTargets, distill_summary, load_teacher
 from .engine import Metrics, Task, ValidatorFactory, fit
 
 
@@ -99,6 +100,22 @@ class GNNTask(Task):
         self.weights = {"mass_balance": cfg.train.mass_balance_weight,
                         "mass_balance_variance": float(cfg.train.mass_balance_variance)}  # fmt: skip
         self.amp = cfg.train.amp
+        self.distill = self.build_distill(cfg, train_ex)
+
+    def build_distill(self, cfg: Config, train_ex: Sequence[Any]) -> DistillTargets | None:
+        """The teacher's rows for the training lines when ``train.distill_weight`` > 0 (training/distill.py)."""
+        t = cfg.train
+        if not t.distill_weight:
+            return None
+        if not t.distill_labels:
+            raise InputError("train.distill_weight needs train.distill_labels (scripts/distill_teacher.py writes them)")
+        labels = load_teacher(t.distill_labels)
+        if labels.repr != self.repr:
+            raise InputError(f"teacher labels read {labels.repr}, this variant {self.repr}", path=t.distill_labels)
+        targets = DistillTargets(labels, train_ex, int(self.feat.settings()["comp_dim"]))
+        if not targets.lines_roles:
+            raise InputError("no training line shares a reaction with the teacher labels", path=t.distill_labels)
+        return targets.to(self.device)
 
     def steps_per_epoch(self) -> int:
         return len(self.loader)
@@ -116,7 +133,12 @@ class GNNTask(Task):
         batch = batch.to(self.device)
         with autocast(self.device, self.amp):
             out = self.net(batch)
-        return compute_losses(out, batch, self.model, self.weights), int(batch.num_graphs)
+        losses = compute_losses(out, batch, self.model, self.weights)
+        if self.distill is not None:
+            kd = self.distill.losses(out, batch, self.cfg.train.distill_temperature)
+            losses.update(kd)
+            losses["total"] = losses["total"] + self.cfg.train.distill_weight * sum(kd.values())
+        return losses, int(batch.num_graphs)
 
     @torch.no_grad()
     def validate(self) -> Metrics:
@@ -140,7 +162,7 @@ class GNNTask(Task):
 
     def summary(self, result: dict[str, Any]) -> dict[str, Any]:
         return {"n_train": len(self.train_ds), "n_val": len(self.val_ds), "vocab_size": len(self.vocab),
-                "variant": self.cfg.data.variant}  # fmt: skip
+                "variant": self.cfg.data.variant, **distill_summary(self.distill)}  # fmt: skip
 
 
 def molecule_keys(feat: Featurizer, mols: Iterable[str]) -> dict[str, int]:
