@@ -2,7 +2,7 @@
 
 Every ``import``/``from ... import`` of every module is read with :mod:`ast` -- absolute and relative, at module
 level and inside functions (a lazy import is still a dependency) -- except those under ``if TYPE_CHECKING:``,
-which never run. Floors, lowest first (README "Architecture")::
+which never run. Floors, lowest first (docs/architecture.md "Package floors")::
 
     ground (errors, io, config, checkpoint, progress, lazy_imports) -> chem -> algebra -> data -> models
       -> training / evaluation -> inference -> api / benchmark -> cli
@@ -141,7 +141,7 @@ def package_edges() -> dict[tuple[str, str], list[str]]:
 
 def test_every_unit_has_a_floor() -> None:
     units = {_unit(_module_name(p)) for p in _modules()} - {None}
-    assert units <= set(FLOORS), f"add to FLOORS (and README Architecture): {sorted(units - set(FLOORS))}"
+    assert units <= set(FLOORS), f"add to FLOORS (and docs/architecture.md): {sorted(units - set(FLOORS))}"
 
 
 def test_the_parser_resolves_relative_lazy_and_absolute_imports() -> None:
@@ -254,25 +254,26 @@ def test_chem_and_algebra_never_import_torch(unit: str) -> None:
 
 
 def _architecture_block(readme: str) -> list[str]:
-    section = readme.split("\n## Architecture\n", 1)[1].split("\n## ", 1)[0]
+    section = readme.split("\n## Package floors\n", 1)[1].split("\n## ", 1)[0]
     return section.split("```", 2)[1].splitlines()[1:]
 
 
-def test_the_readme_architecture_draws_these_floors() -> None:
-    """README "Architecture" draws the floors top down, one row per floor: every unit of FLOORS is named in the
-    left column, a higher floor on an earlier row; units of one floor share a row (the ground floor's list may wrap)."""
-    readme = (PACKAGE_DIR.parent / "README.md").read_text(encoding="utf-8")
+def test_the_architecture_page_draws_these_floors() -> None:
+    """docs/architecture.md "Package floors" draws the floors top down, one row per floor: every unit of FLOORS is
+    named in the left column, a higher floor on an earlier row; units of one floor share a row (the ground floor's
+    list may wrap)."""
+    readme = (PACKAGE_DIR.parent / "docs" / "architecture.md").read_text(encoding="utf-8")
     block = _architecture_block(readme)
     column = len(block[0]) - len(block[0].split("  ", 1)[1].lstrip())  # where the descriptions start
     rows = [line[:column] for line in block]
     row_of = {}
     for unit in FLOORS:
         found = [i for i, left in enumerate(rows) if re.search(rf"(?<![\w/]){unit}(/|\.py\b|\b)", left)]
-        assert found, f"README Architecture does not name {unit!r}"
+        assert found, f"docs/architecture.md does not name {unit!r}"
         row_of[unit] = found[0]
     for a in FLOORS:
         for b in FLOORS:
             if FLOORS[a] > FLOORS[b]:
-                assert row_of[a] < row_of[b], f"README draws {a} (floor {FLOORS[a]}) below {b} (floor {FLOORS[b]})"
+                assert row_of[a] < row_of[b], f"the page draws {a} (floor {FLOORS[a]}) below {b} (floor {FLOORS[b]})"
             elif FLOORS[a] == FLOORS[b] and FLOORS[a] > 0:
-                assert row_of[a] == row_of[b], f"README draws {a} and {b} (both floor {FLOORS[a]}) apart"
+                assert row_of[a] == row_of[b], f"the page draws {a} and {b} (both floor {FLOORS[a]}) apart"

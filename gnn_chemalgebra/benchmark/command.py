@@ -38,7 +38,7 @@ Every record carries the command that produced it.
 Examples:
 gnnca bench run --built built/full
 gnnca bench run --stages gnn,merge --variants F_T1_x1 --steps 500
-gnnca bench run --stages merge --readme README.md
+gnnca bench run --stages merge --readme docs/comparison.md
 """
 
 
@@ -88,7 +88,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         variants: str = typer.Option("", "--variants", help="Comma-separated short names, e.g. F_T1_x1 (all)."),
         naive_variants: str = typer.Option("F_T1_x1,F_T2_x1", "--naive-variants", help="Variants of the ablation."),
         resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip finished records and runs."),
-        readme: Path = typer.Option(None, "--readme", help="merge: also update this README's results table."),
+        readme: Path = typer.Option(None, "--readme", help="merge: also update the tables between its markers."),
         config: str = typer.Option("configs/gnn_bench.yaml", "--config", help="GNN preset."),
         steps: int = typer.Option(4000, "--steps", help="GNN optimiser steps per run (formula variants)."),
         steps_smiles: int = typer.Option(2500, "--steps-smiles", help="GNN optimiser steps per run (SMILES)."),
