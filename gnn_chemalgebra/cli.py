@@ -299,14 +299,15 @@ def train_cmd(
 @app.command("predict")
 @friendly_errors
 def predict_cmd(
-    input: str = typer.Argument(..., help="File with one reaction per line, or '-' for stdin."),
+    input: str = typer.Argument(..., help="File with one reaction per line, or '-' for stdin (read as it arrives)."),
     checkpoint: Path = typer.Option(
         None,
         "--checkpoint",
         help="GNN checkpoint (default: $GNNCA_CHECKPOINT, else the bundled model for the input: "
-        "gnn_smiles_default.pt for SMILES, gnn_default.pt for formulas). Several of one representation joined by "
-        "commas (a.pt,b.pt) are read as one ensemble: role and leftover log-probabilities averaged; the first "
-        "gives the vocabulary and decode settings.",
+        "gnn_smiles_default.pt for SMILES, gnn_default.pt for formulas). A checkpoint fixes the input's "
+        "representation: lines in the other one are refused, never converted. Several of one representation "
+        "joined by commas (a.pt,b.pt) are read as one ensemble: role and leftover log-probabilities averaged; the "
+        "first gives the vocabulary and decode settings.",
     ),
     edit_checkpoint: Path = typer.Option(
         None,
@@ -318,9 +319,9 @@ def predict_cmd(
     repr: str = typer.Option(
         "auto",
         "--repr",
-        help="smiles | formula | auto. auto decides per line but keeps one representation per input: one line "
-        "that reads only as SMILES makes the input SMILES, and a line that then reads only as formulas is refused "
-        "(mixed input) unless --skip-invalid.",
+        help="smiles | formula | auto. auto: the checkpoint's representation, or without --checkpoint the first "
+        "line that reads only one way decides (lines that read both ways, like CO, wait for it and are SMILES "
+        "if none comes); a later line that reads only the other way is refused (mixed input).",
     ),
     extent: str = typer.Option(
         "auto",
@@ -337,17 +338,22 @@ def predict_cmd(
     as_json: bool = typer.Option(
         False,
         "--json",
-        help="One JSON object per line: the chosen hypothesis' roles (each molecule's own best under best_role), "
-        "extent and its rule, confidences, fallback.",
+        help="One JSON object per input line, with its 'line' number: the chosen hypothesis' roles (each "
+        "molecule's own best under best_role), extent and its rule, confidences, fallback; a refused line has "
+        "'error', a blank or # line 'blank': true.",
     ),
     draw: Path = typer.Option(
         None,
         "--draw",
         help="Draw the predictions as equations (coefficients, reagents above the arrow, the leftover chain "
-        "framed) to this PNG: one line one image, several a grid (pages of 20); a folder: line_<n>.png each.",
+        "framed) to this PNG: one line one image, several a grid (pages of 20); a folder: line_<n>.png each. "
+        "Its parent folder must exist.",
     ),
     skip_invalid: bool = typer.Option(
-        False, "--skip-invalid", help="Skip bad lines, each reported on stderr with its reason, and count them."
+        False,
+        "--skip-invalid",
+        help="Refused lines (unreadable, over a limit, wrong representation) give an empty output line, their "
+        "reasons on stderr, counted; without it the first one stops the run (exit 2) after the lines before it.",
     ),
     beam: int = typer.Option(
         1, "--beam", help="Top-k hypotheses (roles x product graphs) in --json under 'beam'; line = the best."
@@ -360,92 +366,45 @@ def predict_cmd(
         "products may already be present, extent from its posterior), 1 or 2 (every line; e.g. 2 for a Type-2 "
         "benchmark file, whose lines can have equal coefficients too), model (the checkpoint's training type).",
     ),
-    device: str = typer.Option("cpu", "--device", help="cpu | cuda | auto."),
-    batch_size: int = typer.Option(256, "--batch-size", min=1, help="Lines per network batch."),
+    max_chars: int = typer.Option(
+        100_000, "--max-chars", help="Longest input line read (characters); a longer one is refused unread."
+    ),
+    device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto."),
+    batch_size: int = typer.Option(256, "--batch-size", help="Lines per network batch."),
     workers: int = typer.Option(
-        1, "--workers", min=1, help="Processes decoding batches in parallel (each loads the model; large files)."
+        1, "--workers", help="Processes decoding batches in parallel (each loads the model; large files)."
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar (shown for more than 1,000 lines on a tty)."),
 ) -> None:
     """Predict balanced target lines (benchmark format) for reactions with or without coefficients.
 
-    Lines that no hypothesis balances are written unchanged, marked "fallback": true in --json, counted on stderr."""
-    import json
+    Output is streamed in input order, one line per input line (empty for a blank, # or refused line), flushed
+    as each batch is done. Lines that no hypothesis balances are written unchanged, marked "fallback": true in
+    --json, counted on stderr. Exit 2 when a line is refused (or, with --skip-invalid, when every line is)."""
+    from .inference.predict_command import PredictOptions, run_predict
 
-    from .chem.bagfile import read_reaction_lines
-    from .errors import InputError
-    from .inference.predictor import Predictor
-    from .inference.run import (
-        COEF_SETS,
-        decode_overrides,
-        default_checkpoint,
-        line_vtype,
-        predict_inputs,
-        resolve_extent,
-    )
-    from .io import checkpoint_paths
-    from .progress import wanted
-    from .training.device import select_device
-
-    asked_extent, extent = extent, resolve_extent(extent, None if input == "-" else input)
-    if coef_set not in COEF_SETS:
-        raise InputError(f"--coef-set must be in, out or auto, got {coef_set!r}")
-    line_vtype([], line_type, 1)  # an unknown --line-type is one line, before any work
-    if input == "-":
-        lines, name = sys.stdin.read().splitlines(), "<stdin>"
-    else:
-        if not Path(input).is_file():
-            raise InputError("input file not found", path=input)
-        with open(input, encoding="utf-8") as fh:
-            lines, name = fh.read().splitlines(), input
-    read = read_reaction_lines(lines, repr, path=name, skip_invalid=skip_invalid)
-    # the two rules differ only on unequal coefficients: say which one reads them (scanned only when it matters)
-    if (
-        asked_extent == "auto"
-        and extent == "limiting"
-        and any(len({t.coef for t in i.terms}) > 1 for _, i in read.inputs)
-    ):
-        typer.echo(
-            "gnnca: --extent auto: unequal coefficients read as amounts (limiting reactant consumed); "
-            "pass --extent bayes for benchmark lines",
-            err=True,
-        )
-    ck = checkpoint or default_checkpoint(read.repr)
-    for part in checkpoint_paths(ck):
-        if not Path(part).exists():
-            raise InputError("no checkpoint: pass --checkpoint (or set GNNCA_CHECKPOINT)", path=part)
-    edit_ck = str(edit_checkpoint) if edit_checkpoint is not None else None
-    predictor = Predictor.from_checkpoint(str(ck), select_device(device), edit_checkpoint=edit_ck, extent=extent)
-    lazy_imports.resume_gc()  # (paused at start-up: see the top of this module)
-    predictor.decoder.settings = decode_overrides(predictor.settings, set_)
-    res = predict_inputs(
-        read,
-        predictor,
-        source_name=name,
-        coef_set=coef_set,
-        beam=beam,
-        batch_size=batch_size,
+    opts = PredictOptions(
+        input=input,
+        checkpoint=checkpoint,
+        edit_checkpoint=edit_checkpoint,
+        repr=repr,
+        extent=extent,
+        settings=list(set_),
+        as_json=as_json,
+        draw=draw,
         skip_invalid=skip_invalid,
-        progress=wanted(len(read.inputs), quiet=quiet),
-        workers=workers,
+        beam=beam,
+        coef_set=coef_set,
         line_type=line_type,
+        max_chars=max_chars,
+        device=device,
+        batch_size=batch_size,
+        workers=workers,
+        quiet=quiet,
     )
-    for r in res.records:
-        typer.echo(json.dumps(r) if as_json else r["prediction"])
-    if draw is not None:
-        from .inference.draw import draw_reactions  # RDKit drawing + PIL: only when asked
-
-        draw_reactions(res.records, draw, predictor.repr)
-    for msg in res.invalid:
-        typer.echo(f"gnnca: skipped: {msg}", err=True)
-    if res.invalid:
-        typer.echo(f"gnnca: skipped {len(res.invalid)} invalid line(s)", err=True)
-    if res.fallbacks:
-        typer.echo(
-            f"gnnca: {res.fallbacks} of {len(res.records)} line(s) fell back: no balanced hypothesis, "
-            'the source is written unchanged ("fallback": true in --json)',
-            err=True,
-        )
+    code = run_predict(opts, echo=lambda msg: typer.echo(msg, err=True), after_load=lazy_imports.resume_gc)
+    if code:
+        raise typer.Exit(code)
 
 
 def main() -> None:  # pragma: no cover - console entry

@@ -5,6 +5,14 @@ from __future__ import annotations
 import signal
 
 
+def cut(text: str, keep: int = 80) -> str:
+    """``text`` as a message shows it: a long term (a 10 MB line, a 2,000-atom SMILES) is cut to its first
+    ``keep`` characters and its length, so one bad input is one readable line, not megabytes of it."""
+    if len(text) <= keep:
+        return text
+    return f"{text[:keep]}... ({len(text):,} characters)"
+
+
 class ChemAlgebraError(Exception):
     """Base class of every error the project raises on purpose."""
 
@@ -35,9 +43,9 @@ class InputError(ChemAlgebraError):
             where = str(self.path)
         if self.line is not None:
             where = f"{where}:{self.line}" if where else f"line {self.line}"
-        msg = f"{where}: {self.reason}" if where else self.reason
+        msg = f"{where}: {cut(self.reason, 400)}" if where else cut(self.reason, 400)
         if self.term is not None:
-            msg += f" (term {self.term!r})"
+            msg += f" (term {cut(self.term)!r})"
         return msg
 
     def located(self, path: str | None = None, line: int | None = None) -> InputError:

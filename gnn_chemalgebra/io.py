@@ -16,11 +16,19 @@ from typing import Any
 _PAUSE_ENV = "GNNCA_FAULT_PAUSE_BEFORE_RENAME"
 
 
+def current_umask() -> int:
+    """The process umask (read by setting it and putting it back: the OS has no plain getter)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _atomic(path: Path, write) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
+        os.fchmod(fd, 0o666 & ~current_umask())  # mkstemp makes 0600; the file gets the user's usual mode
         with os.fdopen(fd, "wb") as fh:
             write(fh)
             fh.flush()

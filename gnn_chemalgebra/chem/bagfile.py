@@ -149,6 +149,7 @@ def read_bag_file(
 # --------------------------------------------------------------------------- ``gnnca predict`` input lines
 INPUT_REPRS: tuple[str, ...] = ("auto", *REPRS)
 _ARROW = re.compile(r"(?<!-)>")  # '->' is a dative bond, not a reaction arrow
+_COUNT_OF_ONE = re.compile(r"[A-Z][a-z]?1(?!\d)")  # 'C1' in 'C1CC': a SMILES ring digit, never a formula count
 
 
 class ReactionInput(NamedTuple):
@@ -261,6 +262,10 @@ def read_line(text: str) -> LineReading:
     plausible = formula is not None and all(
         f.mol == t.mol or c is None for f, t, c in zip(formula.terms, terms, canon, strict=True)
     )
+    if formula is not None and s_err is not None and any(_COUNT_OF_ONE.search(t.mol) for t in terms):
+        # 'C1CC' is a broken SMILES ring, not the formula C3: a formula never writes a count of 1
+        f_err = InputError("reads as a formula only through a count of 1, which a formula never writes")
+        formula, plausible = None, False
     return LineReading(smiles, formula, s_err, f_err, plausible)
 
 

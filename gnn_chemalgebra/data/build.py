@@ -23,7 +23,7 @@ from tqdm import tqdm
 from .. import __version__
 from ..algebra.extent import S_IN, S_OUT
 from ..errors import ChemAlgebraError, InputError
-from ..io import atomic_write_json, atomic_write_lines
+from ..io import atomic_write_json, atomic_write_lines, current_umask
 from .augment import BaseReaction, check_identity, draw_lines, draw_record, draw_type1, draw_type2
 from .layout import VARIANTS, split_files, variant_props
 from .uspto import (
@@ -217,6 +217,7 @@ def write_columns(paths: tuple[Path, ...], rows: Iterable[tuple[str, ...]]) -> i
         for p in paths:
             p.parent.mkdir(parents=True, exist_ok=True)
             fd, tmp = tempfile.mkstemp(prefix=f".{p.name}.", suffix=".tmp", dir=p.parent)
+            os.fchmod(fd, 0o666 & ~current_umask())  # the user's usual mode, not mkstemp's 0600
             tmps.append((os.fdopen(fd, "wb"), tmp))
         n = 0
         for row in rows:

@@ -40,14 +40,15 @@ def app_():  # noqa: ANN201 - imported late: the CLI module pulls in every comma
     return app
 
 
-def test_bad_smiles_line_does_not_turn_the_input_into_formulas() -> None:
-    """Issue 12 regression: ``printf 'C1CC\\nCCO.CC(=O)O\\n' | gnnca predict - --skip-invalid``."""
+def test_bad_smiles_line_is_refused_in_place_and_the_rest_predicted() -> None:
+    """``printf 'C1CC\\nCCO.CC(=O)O\\n' | gnnca predict - --skip-invalid``: 'C1CC' is a broken ring, not the
+    formula C3; its output line is empty, the next line is predicted as SMILES."""
     res = _predict(["--skip-invalid"], "C1CC\nCCO.CC(=O)O\n")
     assert res.exit_code == 0, res.output
-    (line,) = res.stdout.splitlines()
-    assert "C4H10O3" not in line  # read as SMILES by the SMILES model: the output is SMILES that balances
+    empty, line = res.stdout.splitlines()
+    assert empty == "" and "C4H10O3" not in line  # read as SMILES by the SMILES model: SMILES that balances
     assert bag_composition(line, "smiles") == bag_composition("CCO.CC(=O)O", "smiles")
-    assert "<stdin>:1: not SMILES" in res.stderr and "skipped 1 invalid line" in res.stderr
+    assert "<stdin>:1: neither SMILES" in res.stderr and "skipped 1 of 2 line(s)" in res.stderr
     res = _predict([], "C1CC\nCCO.CC(=O)O\n")
     assert res.exit_code == 2 and res.stderr.startswith("gnnca: error: <stdin>:1: ") and "Traceback" not in res.output
 

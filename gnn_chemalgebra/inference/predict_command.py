@@ -1,0 +1,257 @@
+"""What ``gnnca predict`` does between its options and its output: check every option before any work, open the
+input, pick the checkpoint, stream the lines through :class:`~.stream.LineStream`, write each outcome as it is
+ready, and report what was refused, blank or fell back. The CLI only builds :class:`PredictOptions`."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from ..errors import InputError
+from ..io import checkpoint_paths
+from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
+from .source import LineSource
+from .stream import LineStream, StreamCounts
+
+REPRS = ("auto", "smiles", "formula")
+
+
+@dataclass
+class PredictOptions:
+    """The options of ``gnnca predict`` (see its ``--help``)."""
+
+    input: str
+    checkpoint: Path | None = None
+    edit_checkpoint: Path | None = None
+    repr: str = "auto"
+    extent: str = "auto"
+    settings: list[str] = field(default_factory=list)
+    as_json: bool = False
+    draw: Path | None = None
+    skip_invalid: bool = False
+    beam: int = 1
+    coef_set: str = "auto"
+    line_type: str = "auto"
+    max_chars: int = 100_000
+    device: str = "cpu"
+    batch_size: int = 256
+    workers: int = 1
+    quiet: bool = False
+
+
+def check_options(opts: PredictOptions) -> None:
+    """Every option checked before a model is loaded or a line read: one :class:`InputError` line each."""
+    if opts.coef_set not in COEF_SETS:
+        raise InputError(f"--coef-set must be in, out or auto, got {opts.coef_set!r}")
+    if opts.repr not in REPRS:
+        raise InputError(f"--repr must be smiles, formula or auto, got {opts.repr!r}")
+    line_vtype([], opts.line_type, 1)
+    for name in ("beam", "batch_size", "workers", "max_chars"):
+        if getattr(opts, name) < 1:
+            raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(opts, name)}")
+    if opts.draw is not None:
+        parent = Path(opts.draw).parent
+        if not parent.is_dir():
+            raise InputError("folder for --draw does not exist (create it first)", path=str(parent))
+    if opts.input != "-":
+        path = Path(opts.input)
+        if not path.exists():
+            raise InputError("input file not found", path=opts.input)
+        if path.is_dir():
+            raise InputError("is a folder, not an input file", path=opts.input)
+    for spec in (opts.checkpoint, opts.edit_checkpoint):
+        if spec is None:
+            continue
+        for part in checkpoint_paths(spec):
+            if not Path(part).exists():
+                raise InputError("checkpoint not found", path=part)
+            if Path(part).is_dir():
+                raise InputError("is a folder, not a checkpoint file", path=part)
+            if not os.access(part, os.R_OK):
+                raise InputError("checkpoint not readable (permission denied)", path=part)
+
+
+class Predictors:
+    """The predictor of each representation, loaded on first use: the given checkpoint, or the bundled model."""
+
+    def __init__(self, opts: PredictOptions, extent: str, after_load: Callable[[], None] | None = None) -> None:
+        from ..training.device import select_device
+
+        self.opts = opts
+        self.extent = extent
+        self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
+        self.after_load = after_load
+        self._loaded: dict[str, Any] = {}
+        self.explicit = opts.checkpoint is not None or bool(os.environ.get("GNNCA_CHECKPOINT"))
+
+    def load(self, path: str) -> Any:
+        from .predictor import Predictor
+
+        if path not in self._loaded:
+            edit = str(self.opts.edit_checkpoint) if self.opts.edit_checkpoint is not None else None
+            pred = Predictor.from_checkpoint(path, self.device, edit_checkpoint=edit, extent=self.extent)
+            pred.decoder.settings = decode_overrides(pred.settings, self.opts.settings)
+            self._loaded[path] = pred
+            if self.after_load is not None:
+                self.after_load()
+                self.after_load = None
+        return self._loaded[path]
+
+    def fixed(self) -> Any | None:
+        """The checkpoint the user named ($GNNCA_CHECKPOINT included), loaded; ``None`` for the bundled ones."""
+        if not self.explicit:
+            return None
+        path = str(self.opts.checkpoint) if self.opts.checkpoint is not None else str(default_checkpoint())
+        for part in checkpoint_paths(path):
+            if not Path(part).is_file():
+                raise InputError("checkpoint not found", path=part)
+        return self.load(path)
+
+    def for_repr(self, repr: str) -> Any:
+        if self.explicit:
+            return self.fixed()
+        path = default_checkpoint(repr)
+        if not path.is_file():
+            raise InputError("the bundled checkpoint is missing (reinstall the package)", path=str(path))
+        return self.load(str(path))
+
+
+def _open_input(opts: PredictOptions) -> tuple[Any, str, Any]:
+    """The input as a binary stream, its name in messages, and what to close afterwards."""
+    if opts.input == "-":
+        return getattr(sys.stdin, "buffer", sys.stdin), "<stdin>", None
+    try:
+        fh = open(opts.input, "rb")  # noqa: SIM115 - closed by run_predict
+    except OSError as err:
+        raise InputError(f"cannot read input: {err.strerror}", path=opts.input) from None
+    return fh, opts.input, fh
+
+
+def run_predict(
+    opts: PredictOptions,
+    *,
+    echo: Callable[[str], None],
+    out: TextIO | None = None,
+    after_load: Callable[[], None] | None = None,
+) -> int:
+    """Run ``gnnca predict``; returns the exit code (0, or 2 when every line was refused). Input errors of the
+    options, the checkpoint or a line (without ``skip_invalid``) raise :class:`InputError`."""
+    out = out if out is not None else sys.stdout
+    check_options(opts)
+    extent = resolve_extent(opts.extent, None if opts.input == "-" else opts.input)
+    predictors = Predictors(opts, extent, after_load)
+    fixed = predictors.fixed()
+    fixed_repr, fixed_by = None, ""
+    if fixed is not None:
+        fixed_repr, fixed_by = fixed.repr, "the checkpoint"
+        if opts.repr not in ("auto", fixed.repr):
+            raise InputError(f"--repr {opts.repr}, but the checkpoint reads {fixed.repr}")
+    elif opts.repr != "auto":
+        fixed_repr, fixed_by = opts.repr, f"--repr {opts.repr}"
+
+    def unequal_notice() -> None:
+        if opts.extent == "auto" and extent == "limiting":
+            echo(
+                "gnnca: --extent auto: unequal coefficients read as amounts (limiting reactant consumed); "
+                "pass --extent bayes for benchmark lines"
+            )
+
+    stream_in, name, fh = _open_input(opts)
+    try:
+        source = LineSource(stream_in, name, opts.max_chars)
+        stream = LineStream(
+            predictors.for_repr,
+            fixed_repr=fixed_repr,
+            fixed_by=fixed_by,
+            source_name=name,
+            skip_invalid=opts.skip_invalid,
+            coef_set=opts.coef_set,
+            line_type=opts.line_type,
+            beam=opts.beam,
+            batch_size=opts.batch_size * opts.workers,
+            on_unequal=unequal_notice,
+            predict_batch=_batch_predictor(opts),
+        )
+        records = _write(stream, source, opts, out, echo)
+    finally:
+        if fh is not None:
+            fh.close()
+    if opts.draw is not None and records:
+        from .draw import draw_reactions  # RDKit drawing + PIL: only when asked
+
+        draw_reactions(records, opts.draw, stream.use or "smiles")
+    return _report(stream.counts, opts, echo)
+
+
+def _batch_predictor(opts: PredictOptions) -> Callable[[Any, list], list[dict[str, Any]]]:
+    """One flushed batch -> records: in this process, or split over ``--workers`` processes (input order kept)."""
+    if opts.workers <= 1:
+        return lambda p, exs: p.predict(exs, batch_size=opts.batch_size, beam=opts.beam)
+
+    from ..progress import bar
+    from .run import _predict_in_workers
+
+    def pooled(p: Any, exs: list) -> list[dict[str, Any]]:
+        chunks = [exs[s : s + opts.batch_size] for s in range(0, len(exs), opts.batch_size)]
+        if len(chunks) == 1:
+            return p.predict(exs, batch_size=opts.batch_size, beam=opts.beam)
+        with bar(len(exs), "predict", enabled=False) as b:
+            return _predict_in_workers(p, chunks, opts.workers, opts.beam, b)
+
+    return pooled
+
+
+def _write(
+    stream: LineStream, source: LineSource, opts: PredictOptions, out: TextIO, echo: Callable[[str], None]
+) -> list[dict[str, Any]]:
+    """Write each flushed group of outcomes and flush the output; refusals go to stderr as they happen."""
+    from ..progress import bar, wanted
+
+    keep = opts.draw is not None
+    records: list[dict[str, Any]] = []
+    total = _count_lines(opts.input) if opts.input != "-" and wanted(1001, quiet=opts.quiet) else None
+    show = total is not None and wanted(total, quiet=opts.quiet)
+    with bar(total or 0, "predict", enabled=show) as b:
+        for group in stream.run(source, source.ready):
+            text = "\n".join(json.dumps(o.json()) if opts.as_json else o.text() for o in group)
+            out.write(text + "\n")
+            out.flush()
+            for o in group:
+                if o.error is not None:
+                    echo(f"gnnca: skipped: {o.error}")
+                if keep and o.record is not None:
+                    records.append(o.record)
+            b.update(len(group))
+    return records
+
+
+def _count_lines(path: str) -> int | None:
+    """Lines of a file for the progress bar's total (a quick byte scan; ``None`` when unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return None
+
+
+def _report(counts: StreamCounts, opts: PredictOptions, echo: Callable[[str], None]) -> int:
+    """The counts on stderr; exit 2 when lines were given and none could be predicted."""
+    if counts.refused_total:
+        parts = "; ".join(f"{n} {reason}" for reason, n in counts.refused.most_common())
+        echo(f"gnnca: skipped {counts.refused_total} of {counts.lines} line(s) (empty output lines): {parts}")
+    if counts.blank:
+        echo(f"gnnca: {counts.blank} blank or # line(s) gave empty output lines")
+    if counts.fallbacks:
+        echo(
+            f"gnnca: {counts.fallbacks} of {counts.predicted} line(s) fell back: no balanced hypothesis, "
+            'the source is written unchanged ("fallback": true in --json)'
+        )
+    if counts.refused_total and not counts.predicted:
+        echo("gnnca: error: no line could be predicted")
+        return 2
+    return 0
