@@ -15,7 +15,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple, TypeVar
 
-from ..errors import InputError
+from ..errors import InputError, cut
 from .bag import Bag, Term, parse_bag
 from .molecule import REPRS, Repr, canonical
 from .smiles import shared_mol, unmapped_canonical
@@ -182,7 +182,7 @@ class LineReading:
 def _why(err: InputError | None) -> str:
     if err is None:
         return "not readable"
-    return err.reason + (f" (term {err.term!r})" if err.term is not None else "")
+    return err.reason + (f" (term {cut(err.term)!r})" if err.term is not None else "")
 
 
 def _bag_terms(text: str) -> tuple[list[Term], bool]:
