@@ -1,8 +1,8 @@
 """Knowledge distillation for the bag GNN: a teacher's soft labels, computed once, and the loss term that reads them.
 
 The teacher (one bag GNN, or several read as one :class:`~..models.bag_ensemble.BagEnsemble`: role and leftover
-log-probabilities averaged) reads each reaction of a training split once, on a line with no product already in
-the source (a Type-1 line, or a Type-2 line without one), and :func:`save_teacher` stores per reaction (the
+log-probabilities averaged) reads each reaction of a training split once, on its line with the fewest molecules
+(the Type-1 line of a mixed split), and :func:`save_teacher` stores per reaction (the
 ``rxn`` of the meta files) its molecules with their role log-probabilities and its leftover slots (one per
 element of the bag, plus H and the charge) with their count-class log-probabilities, in one ``.npz`` with a JSON
 manifest beside it (counts, the teacher checkpoints' and the training files' sha256).
@@ -59,12 +59,14 @@ class TeacherLabels:
 
 
 def teacher_lines(examples: Sequence[BagExample]) -> list[int]:
-    """Per reaction, the first line that holds no product already (every molecule's gold nu <= 0)."""
+    """Per reaction (``rxn``), the line with the fewest molecules, the first of those: the Type-1 line of a mixed
+    split (its Type-2 twin holds the same molecules plus any product already present)."""
     chosen: dict[int, int] = {}
     for i, ex in enumerate(examples):
         if ex.rxn is None:
             raise InputError(f"training line {i + 1} has no reaction id ('rxn' in its meta line): cannot pair lines")
-        if int(ex.rxn) not in chosen and all(n <= 0 for n in (ex.nu_in or [])):
+        j = chosen.get(int(ex.rxn))
+        if j is None or len(ex.mols) < len(examples[j].mols):
             chosen[int(ex.rxn)] = i
     return sorted(chosen.values())
 

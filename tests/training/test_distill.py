@@ -72,13 +72,13 @@ def test_soft_kl_is_zero_at_the_teacher_and_grows_away_from_it() -> None:
     assert float(soft_kl(t[:0], empty, 1.0).detach()) == 0.0
 
 
-def test_teacher_reads_one_line_per_reaction_without_a_product_present(mixed) -> None:
+def test_teacher_reads_the_type1_line_of_each_reaction(mixed) -> None:
     ex = load_examples(mixed, MIXED, "train")
     idx = teacher_lines(ex)
     assert len(idx) == len({e.rxn for e in ex})
+    assert all(i % 2 == 0 for i in idx)  # mixed lines: Type-1 line i, then its Type-2 twin
     for i in idx:
-        assert all(n <= 0 for n in ex[i].nu_in)
-        assert not any(ex[j].rxn == ex[i].rxn and all(n <= 0 for n in ex[j].nu_in) for j in range(i))
+        assert all(len(ex[i].mols) <= len(e.mols) for e in ex if e.rxn == ex[i].rxn)
 
 
 def test_labels_reach_type2_twins_on_shared_molecules_only(mixed, teacher) -> None:
@@ -91,15 +91,16 @@ def test_labels_reach_type2_twins_on_shared_molecules_only(mixed, teacher) -> No
     ex = load_examples(mixed, MIXED, "train")
     C = Featurizer("formula").settings()["comp_dim"]
     tg = DistillTargets(labels, ex, C)
-    present = [i for i, e in enumerate(ex) if any(n > 0 for n in e.nu_in)]
-    assert present, "the toy Type-2 lines should hold products already present"
-    assert tg.lines_roles == len(ex) and tg.lines_left == len(ex) - len(present)
     entry = {r: k for k, r in enumerate(labels.rxn.tolist())}
+    mols_of = {r: labels.mols[labels.mol_ptr[k] : labels.mol_ptr[k + 1]] for r, k in entry.items()}
+    present = [i for i, e in enumerate(ex) if set(e.mols) != set(mols_of[e.rxn])]
+    assert present and all(i % 2 == 1 for i in present), "Type-2 lines with a product already present"
+    assert tg.lines_roles == len(ex) and tg.lines_left == len(ex) - len(present)
     for i in present:
         e, a = entry[ex[i].rxn], tg.mol_off[i]
-        for j, (m, nu) in enumerate(zip(ex[i].mols, ex[i].nu_in, strict=True)):
-            assert bool(tg.role_mask[a + j]) == (nu <= 0)  # the product present has no teacher row
-            if nu <= 0:
+        for j, m in enumerate(ex[i].mols):
+            assert bool(tg.role_mask[a + j]) == (m in mols_of[ex[i].rxn])  # a product present has no teacher row
+            if m in mols_of[ex[i].rxn]:
                 k = labels.mols.index(m, int(labels.mol_ptr[e]), int(labels.mol_ptr[e + 1]))
                 assert torch.allclose(tg.role_lp[a + j], torch.from_numpy(labels.role_lp[k]))
         assert not ((tg.left_keys >= i * C) & (tg.left_keys < (i + 1) * C)).any()
