@@ -1,4 +1,4 @@
-"""The Python API (issue 12.6): load_predictor -> Prediction dataclasses, the README example, a cheap import."""
+"""The Python API: load_predictor -> Prediction dataclasses, the README example, a cheap import."""
 
 from __future__ import annotations
 

@@ -128,7 +128,8 @@ def _train(*args: str):
     return CliRunner().invoke(app, ["train", "--config", "configs/gnn_tiny.yaml", "--print-config", *args])
 
 
-def test_cli_regressions_from_issue_12() -> None:
+def test_set_typos_and_bad_types_are_one_line_errors() -> None:
+    """A misspelt key names the likely one, a wrong type names the key and the type; a good --set is taken."""
     typo = _train("--set", "train.max_stepz=150")
     assert typo.exit_code == 2
     assert typo.output.strip().splitlines() == [

@@ -1,4 +1,4 @@
-"""Issue 12.7: every load failure (checkpoint, config, data folder) is one line ``gnnca: error: PATH: reason``,
+"""Every load failure (checkpoint, config, data folder) is one line ``gnnca: error: PATH: reason``,
 exit code 2, no traceback, through the real command line."""
 
 from __future__ import annotations
@@ -133,8 +133,8 @@ def test_missing_prediction_file_is_one_line(tmp_path: Path) -> None:
     _one_error_line(result, missing, f"(folder {tmp_path / 'sub'} does not exist)")
 
 
-def test_issue_example_broken_checkpoint_on_stdin(tmp_path: Path) -> None:
-    """Issue 12: `gnnca predict - --checkpoint broken.pt` printed torch's four-line message."""
+def test_a_broken_checkpoint_with_stdin_input_is_one_line(tmp_path: Path) -> None:
+    """`gnnca predict - --checkpoint broken.pt` must not print torch's four-line message."""
     broken = tmp_path / "broken.pt"
     broken.write_bytes(b"PK\x03\x04 this zip archive was cut short")
     result = runner.invoke(app, ["predict", "-", "--checkpoint", str(broken)], input="{1}CCO.{1}CC(=O)O\n")

@@ -1,4 +1,4 @@
-"""Issue 12.8: a progress bar on stderr for more than 1,000 lines, only on a terminal, off with --quiet."""
+"""A progress bar on stderr for more than 1,000 lines, only on a terminal, off with --quiet."""
 
 from __future__ import annotations
 

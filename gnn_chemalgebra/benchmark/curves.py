@@ -1,4 +1,4 @@
-"""Learning curves (issue 15.5): validation EM and token accuracy against optimiser steps, read from each run's
+"""Learning curves: validation EM and token accuracy against optimiser steps, read from each run's
 ``metrics.jsonl``, Transformer runs beside the GNN's, so a reader sees where each one saturates.
 
 Both models log ``step`` = optimiser steps of ``train.batch_size`` reactions; the GNN logs ``val/EM`` (whole
@@ -220,7 +220,7 @@ def plot_curve_grid(curves: Sequence[Curve], path: Path, title: str = "", ncols:
 
 
 def curves_summary(curves: Sequence[Curve]) -> list[dict[str, object]]:
-    """Per run: last step, best EM and its step, last token accuracy (what the README quotes)."""
+    """Per run: last step, best EM and its step, last token accuracy (what docs/comparison.md quotes)."""
     out = []
     for c in curves:
         b = c.best()

@@ -132,7 +132,7 @@ def edit_benchmark(
     summary_path = ck.parent / "summary.json"
     summary = trained or (json.loads(summary_path.read_text()) if summary_path.exists() else {})
     return {
-        "task": "USPTO-BAL base reactions: main products from bond edits (issue 4)",
+        "task": "USPTO-BAL base reactions: main products from bond edits",
         "split": split,
         "subset": f"first {limit} records" if limit else "all records",
         "beam": beam,

@@ -39,7 +39,7 @@ MODEL_NAMES = {"gnn": "gnn", "gnn_naive": "naive"}  # record model -> config mod
 
 @dataclass
 class GnnOptions:
-    """What the GNN stage trains and scores (defaults: the README table's protocol)."""
+    """What the GNN stage trains and scores (defaults: the results table's protocol)."""
 
     built: Path
     runs: Path = Path("runs/bench")

@@ -8,7 +8,7 @@ Stages and the results file each one updates under ``out``:
 - ``naive``: the same network with a head reading raw coefficients (the ablation) -> ``gnn.json``
 - ``transformer``: the sequence baseline, at least the GNN's steps per cell -> ``transformer.json``
 - ``merge``: prefix ceilings for rows scored on fewer lines, then ``benchmark.json``, ``benchmark_table.md``,
-  ``gnn_table.md``, ``gnn_errors.md``, ``benchmark.png`` (and the README's table with ``readme``)
+  ``gnn_table.md``, ``gnn_errors.md``, ``benchmark.png`` (and the tables of a Markdown page with ``readme``)
 
 Resuming (the default) skips every record already in its results file and continues interrupted training
 from ``last.pt``; without it the named stages recompute their records and retrain from scratch.

@@ -1,5 +1,5 @@
-"""Readable tables from the records: the benchmark table (README), the GNN's own table with its verdicts, and
-the README's results block regenerated between its markers."""
+"""Readable tables from the records: the benchmark table (docs/comparison.md), the GNN's own table with its
+verdicts, and the results blocks of a Markdown page regenerated between its markers."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ TASK_DIRS = {"std": "standard", "cross": "cross"}  # run-folder names of the ear
 class TransformerOptions:
     built: Path
     runs: Path = Path("runs")
-    config: str = "configs/transformer_steps.yaml"  # issue 15's protocol: steps, cosine, early stopping on val EM
+    config: str = "configs/transformer_steps.yaml"  # the comparison protocol: steps, cosine, early stopping on val EM
     steps: int = 5000
     limit_test: int = 0  # formula test sets: first N lines (0 = all)
     limit_test_smiles: int = 2000  # SMILES test sets: first N lines (the GNN's rows)

@@ -5,7 +5,7 @@ charges, digit runs, ``.`` and ``{k}``. Both regexes end with a catch-all single
 total and ``"".join(tokenize(line)) == line`` always holds (an odd character becomes ``<unk>`` at encoding
 time instead of being silently dropped, which would corrupt the round trip).
 
-Two coefficient levels (issue 15.3): ``paper`` keeps a whole ``{k}`` as one token, as the paper does, so a
+Two coefficient levels: ``paper`` keeps a whole ``{k}`` as one token, as the paper does, so a
 coefficient never seen in training (``{6}``..``{10}`` for models trained on 1..5) is ``<unk>``; ``digit`` writes
 it as ``{``, its digits and ``}`` (tokenizer names ``formula_digit`` / ``smiles_digit``), and its vocabulary
 always holds the braces and all ten digits, so any coefficient can be read and written.

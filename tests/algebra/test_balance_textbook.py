@@ -105,7 +105,7 @@ runner = CliRunner()
 
 
 def test_cli_balance_textbook_regression() -> None:
-    """Issue 12: this used to end in "unexpected character '('"."""
+    """Groups in parentheses balance (a regression: this once ended in "unexpected character '('")."""
     out = runner.invoke(app, ["balance", "Cu + HNO3 -> Cu(NO3)2 + NO + H2O"])
     assert out.exit_code == 0, out.output
     assert out.stdout.strip() == "3 Cu + 8 HNO3 -> 3 Cu(NO3)2 + 2 NO + 4 H2O"

@@ -1,4 +1,4 @@
-"""The Transformer stage of ``gnnca bench`` (issue 15): the digit tokenizer gets its own records and run
+"""The Transformer stage of ``gnnca bench``: the digit tokenizer gets its own records and run
 folders, the GNN's batch size in reactions, the step floor, full formula test sets, and the facts a reviewer
 checks (steps, best_step, train_lines, batch_size, tokenizer, wall time, command)."""
 

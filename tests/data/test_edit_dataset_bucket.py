@@ -1,4 +1,4 @@
-"""Size-bucketed batches for the edit-model trainer (issue 13): a permutation per pass, seeded, similar sizes."""
+"""Size-bucketed batches for the edit-model trainer: a permutation per pass, seeded, similar sizes."""
 
 from __future__ import annotations
 

@@ -88,7 +88,7 @@ def test_vocab_specials_and_decode_stops_at_eos() -> None:
     assert Vocab(list(vocab.itos)).stoi == vocab.stoi  # rebuilt from the plain list in a checkpoint
 
 
-# --------------------------------------------------------------------------- digit-level coefficients (issue 15.3)
+# --------------------------------------------------------------------------- digit-level coefficients
 IN_RANGE = ["{1}CH4.{2}H2O.{1}Ni", "{3}C7H4ClNO4.{5}Na+.{4}H4B-", "{2}C10H16.{1}O2"]  # coefficients 1..5
 
 

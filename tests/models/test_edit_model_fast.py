@@ -1,4 +1,4 @@
-"""The edit model's training-mode shortcuts: the factored pair head and the subsampled pair loss (issue 13)."""
+"""The edit model's training-mode shortcuts: the factored pair head and the subsampled pair loss."""
 
 from __future__ import annotations
 

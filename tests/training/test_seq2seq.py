@@ -116,7 +116,7 @@ def test_missing_data_is_a_clear_error(tmp_path: Path) -> None:
 
 @pytest.mark.integration
 def test_early_stopping_on_em_then_token_accuracy_in_steps(tmp_path: Path) -> None:
-    """Issue 15's protocol: a step budget, EM (token accuracy while EM ties) as the monitor, patience in steps."""
+    """The comparison protocol: a step budget, EM (token accuracy while EM ties) as the monitor, patience in steps."""
     torch.set_num_threads(1)
     cfg = _cfg(tmp_path, "train.max_steps=60", "train.eval_every=5", "train.batch_size=4",
                "train.monitor=val_em,val_token_acc", "train.patience_steps=10", "train.lr_schedule=cosine",
