@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .api import ReactionPredictor
 
-__version__ = "0.1.0"
+from .version import __version__
 
 
 def load_predictor(*args: Any, **kwargs: Any) -> ReactionPredictor:

@@ -36,7 +36,7 @@ def versions() -> dict[str, str]:
     import platform
     from importlib import metadata
 
-    from . import __version__
+    from .version import __version__
 
     out = {"gnn_chemalgebra": str(__version__), "torch": torch.__version__, "python": platform.python_version()}
     for dist in ("torch_geometric", "rdkit"):  # read from metadata: importing PyG just for this is slow

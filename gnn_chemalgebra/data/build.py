@@ -20,10 +20,10 @@ from typing import Any
 
 from tqdm import tqdm
 
-from .. import __version__
 from ..algebra.extent import S_IN, S_OUT
 from ..errors import ChemAlgebraError, InputError
 from ..io import atomic_write_json, atomic_write_lines, current_umask
+from ..version import __version__
 from .augment import BaseReaction, check_identity, draw_lines, draw_record, draw_type1, draw_type2
 from .layout import VARIANTS, split_files, variant_props
 from .uspto import (

@@ -1,7 +1,7 @@
 """``gnnca predict`` as a library function: read lines (one parser: :mod:`..chem.bagfile`), predict, report.
 
-Input lines become :class:`~gnn_chemalgebra.data.dataset.BagExample` s in the checkpoint's representation
-(SMILES input for a formula model is turned into formulas; formulas cannot become graphs for a SMILES model).
+Input lines become :class:`~gnn_chemalgebra.data.dataset.BagExample` s; a line must be in the checkpoint's
+representation (it is refused, never converted).
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any
 from ..algebra.extent import guess_coef_set
 from ..chem.bag import Term, format_bag
 from ..chem.bagfile import ReactionInput, ReactionLines, parse_reaction_input, read_reaction_lines
-from ..chem.molecule import smiles_to_formula
 from ..config import DecodeConfig, apply_overrides, parse_config
 from ..data.dataset import BagExample, example_from_terms
 from ..errors import InputError
@@ -89,11 +88,10 @@ def to_example(inp: ReactionInput, model_repr: str, vtype: int, coef_set: str = 
     """A parsed line in the checkpoint's representation, with its Type-2 coefficient set (``auto``: guessed)."""
     if coef_set not in COEF_SETS:
         raise InputError(f"--coef-set must be in, out or auto, got {coef_set!r}")
-    if inp.repr == "formula" and model_repr == "smiles":
-        raise InputError("this checkpoint reads SMILES; formulas cannot be turned into graphs")
+    if inp.repr != model_repr:
+        names = {"smiles": "SMILES", "formula": "formulas"}
+        raise InputError(f"this checkpoint reads {names[model_repr]}; the line is {names[inp.repr]} (not converted)")
     terms = inp.terms
-    if inp.repr == "smiles" and model_repr == "formula":
-        terms = [Term(t.coef, smiles_to_formula(t.mol)) for t in terms]
     cs = guess_coef_set(terms) if coef_set == "auto" else coef_set
     return example_from_terms(terms, vtype=vtype, cset=cs)
 

@@ -92,17 +92,18 @@ def test_cli_train_and_predict(toy, tmp_path):
     assert f"gnnca: error: {inp}:3:" in bad.output
     ok = runner.invoke(app, ["predict", str(inp), "--checkpoint", ck, "--skip-invalid", "--json", "--beam", "2"])
     assert ok.exit_code == 0, ok.output
-    recs = [json.loads(x) for x in ok.stdout.splitlines() if x.startswith("{")]
-    assert [r["line"] for r in recs] == [1, 2]
+    rows = [json.loads(x) for x in ok.stdout.splitlines()]
+    assert [r["line"] for r in rows] == [1, 2, 3] and "error" in rows[2]  # one output line per input line
+    recs = rows[:2]
     assert {"molecules", "extent", "beam", "not_covered"} <= set(recs[0])
-    assert "skipped 1 invalid" in ok.output
+    assert "skipped 1 of 3 line(s)" in ok.output
     stdin = runner.invoke(app, ["predict", "-", "--checkpoint", ck], input="C2H6O.C2H4O2\n")
     assert stdin.exit_code == 0 and stdin.stdout.strip().startswith("{")
-    # reaction SMILES for a formula checkpoint are turned into formulas; SMILES and formulas in one input are refused
+    # the checkpoint fixes the representation: SMILES for a formula checkpoint are refused, not converted
     rxn = runner.invoke(app, ["predict", "-", "--checkpoint", ck], input="CCO.CC(=O)O>OS(=O)(=O)O>\n")
-    assert rxn.exit_code == 0 and rxn.stdout.startswith("{") and "(" not in rxn.stdout  # formulas, no SMILES
+    assert rxn.exit_code == 2 and "the checkpoint reads formulas" in rxn.output
     mixed = runner.invoke(app, ["predict", "-", "--checkpoint", ck], input="C2H6O.C2H4O2\nCCO.CC(=O)O>>\n")
-    assert mixed.exit_code == 2 and "<stdin>:1:" in mixed.output and "mixed representations" in mixed.output
+    assert mixed.exit_code == 2 and "<stdin>:2:" in mixed.output and mixed.stdout.count("\n") == 1
 
 
 def test_resume_inside_an_epoch_matches_an_uninterrupted_run(toy, tmp_path):
