@@ -1,4 +1,4 @@
-"""Issue 12.9: ``--draw`` as a chemist draws: coefficients before molecules, reagents above the arrow, the
+"""``--draw`` as a chemist draws: coefficients before molecules, reagents above the arrow, the
 benchmark's leftover chain marked, one image per line or a grid."""
 
 from __future__ import annotations

@@ -1,11 +1,11 @@
 """Refactors and speed-ups must not move a single byte of what the bundled models predict.
 
 ``golden/*.out`` were written by ``gnnca predict golden/X.in --extent bayes`` with the bundled checkpoints (the
-mixed Type-1 + Type-2 models of issue 14.6, ``--line-type auto``; the Type-2 files last rewritten when the decoder
-accepted a by-product remainder beside a main product already in the source; ``formula_t1.out`` when it stopped
-proposing leftovers the benchmark cannot write: line 159, ``H2Cl2`` -> ``H2``; both formula files again when the
-bundled formula model gained molecule identity rows in session 21: 37 of 300 and 11 of 250 lines changed; the SMILES
-files and ``free.out`` when the bundled SMILES model gained them in session 22: 7 of 120, 3 of 80 and 1 of 6); every
+mixed Type-1 + Type-2 models, ``--line-type auto``; the Type-2 files last rewritten when the decoder accepted a
+by-product remainder beside a main product already in the source; ``formula_t1.out`` when it stopped proposing
+leftovers the benchmark cannot write: line 159, ``H2Cl2`` -> ``H2``; both formula files again when the bundled
+formula model gained molecule identity rows: 37 of 300 and 11 of 250 lines changed; the SMILES files and
+``free.out`` when the bundled SMILES model gained them: 7 of 120, 3 of 80 and 1 of 6); every
 later version must reproduce them exactly until the bundled models or the decoder's search change again.
 """
 

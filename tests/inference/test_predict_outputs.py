@@ -1,4 +1,4 @@
-"""Honest predict outputs with the bundled models (issue 12.3-12.5): inputs never misread, the chosen hypothesis'
+"""Honest predict outputs with the bundled models: inputs never misread, the chosen hypothesis'
 roles, fallbacks marked and counted, the extent rule, decode settings (the Python API: tests/test_api.py)."""
 
 from __future__ import annotations

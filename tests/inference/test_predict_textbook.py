@@ -1,4 +1,4 @@
-"""Issue 12.1: ``gnnca predict`` reads formulas in textbook notation through the shared parser."""
+"""``gnnca predict`` reads formulas in textbook notation through the shared parser."""
 
 from __future__ import annotations
 
