@@ -154,13 +154,16 @@ def _components(n: int, edges: Sequence[tuple[int, int]]) -> list[list[int]]:
         if ri != rj:
             parent[ri] = rj
     # each atom's root, atoms in ascending order (the root of an atom is unique, so the groups and their
-    # order, by smallest member, are find()'s); roots are written back so later atoms find them in one step
+    # order, by smallest member, are find()'s); every atom on the way gets the root written back, so later
+    # atoms find it in one step and a long chain (union without ranks builds one) is walked once, not per atom
     groups: dict[int, list[int]] = {}
     for x in range(n):
         r = parent[x]
         while parent[r] != r:
             r = parent[r]
-        parent[x] = r
+        y = x
+        while parent[y] != r:
+            parent[y], y = r, parent[y]
         groups.setdefault(r, []).append(x)
     return list(groups.values())
 
@@ -784,13 +787,16 @@ class ReactionBatch:
 
 
 _TRIU: dict[int, torch.Tensor] = {}
+_TRIU_CACHED = 256  # sizes kept (0.5 MB at 256, 45 MB if every size up to it is met); larger ones are not
 
 
 def _triu(n: int) -> torch.Tensor:
-    """``torch.triu_indices(n, n, offset=1)``, shared per ``n`` (read only)."""
+    """``torch.triu_indices(n, n, offset=1)``, shared per ``n`` up to :data:`_TRIU_CACHED` (read only)."""
     hit = _TRIU.get(n)
     if hit is None:
-        hit = _TRIU[n] = torch.triu_indices(n, n, offset=1)
+        hit = torch.triu_indices(n, n, offset=1)
+        if n <= _TRIU_CACHED:
+            _TRIU[n] = hit
     return hit
 
 

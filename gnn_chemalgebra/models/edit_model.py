@@ -23,6 +23,10 @@ from ..data.edit_dataset import H_ZERO, IGNORE, N_BOND_CLASSES, N_DIST, N_H_CLAS
 from ..data.featurize import COMP_DIM
 from .blocks import ConvStack, DenseSetAttention, cheap_dropout, mlp, scatter
 
+# Pairs whose pair-head rows are computed together at inference (:meth:`EditModel._pair_logits`): about 128 MB
+# of temporaries with hidden 128, and more pairs than a batch of 32 reactions of the training data's sizes holds.
+PAIR_CHUNK = 32_768
+
 DEFAULT_HPARAMS: dict[str, Any] = {
     "hidden": 128,
     "layers": 3,
@@ -86,7 +90,7 @@ class EditModel(nn.Module):
         if self.training:
             pair = self._pair_logits_factored(g, i, j, cur, dist)
         else:  # inference and validation: the arithmetic the bundled checkpoints were scored with
-            pair = self.pair_head(self._pair_input(g, i, j, cur, dist))
+            pair = self._pair_logits(g, i, j, cur, dist)
         return {
             "pair": pair,
             "h": self.h_head(ha),
@@ -94,14 +98,58 @@ class EditModel(nn.Module):
             "prod": self.p_head(ha).squeeze(-1),
         }
 
+    def _pair_logits(
+        self,
+        g: torch.Tensor,
+        i: torch.Tensor,
+        j: torch.Tensor,
+        cur: torch.Tensor,
+        dist: torch.Tensor,
+        chunk: int | None = None,
+    ) -> torch.Tensor:
+        """``pair_head(_pair_input(...))`` (eval) over at most ``chunk`` pairs at a time (default
+        :data:`PAIR_CHUNK`), written into one output tensor.
+
+        Pairs grow with the square of the reactant atoms and each holds a ``3 * hidden`` input row and a
+        ``hidden`` activation row (about 4 KB in float32 with hidden 128): all 2 million pairs of a 2,000-atom
+        molecule at once are 8 GB, one chunk of 32,768 pairs 128 MB. Every layer of the head works row by row;
+        the chunks are of equal size (within one pair), so none is a sliver of a few rows, which a matrix
+        library may multiply by another kernel with other rounding: on CPU the chunked logits are those of the
+        single call, bit for bit (tested). A batch within one chunk takes the single call."""
+        chunk = PAIR_CHUNK if chunk is None else chunk
+        if chunk < 1:
+            raise ValueError(f"pair chunk must be positive, got {chunk}")
+        table = self._pair_table()
+        n = i.numel()
+        if n <= chunk:
+            return self.pair_head(self._pair_input(g, i, j, cur, dist, table))
+        parts = -(-n // chunk)
+        size = -(-n // parts)
+        out = g.new_empty(n, self.pair_head[-1].out_features)
+        for s in range(0, n, size):
+            e = min(s + size, n)
+            out[s:e] = self.pair_head(self._pair_input(g, i[s:e], j[s:e], cur[s:e], dist[s:e], table))
+        return out
+
+    def _pair_table(self) -> torch.Tensor:
+        """Every (current class, distance class) embedding sum, row ``cur * N_DIST + dist``."""
+        return (self.cur_emb.weight.unsqueeze(1) + self.dist_emb.weight.unsqueeze(0)).flatten(0, 1)
+
     def _pair_input(
-        self, g: torch.Tensor, i: torch.Tensor, j: torch.Tensor, cur: torch.Tensor, dist: torch.Tensor
+        self,
+        g: torch.Tensor,
+        i: torch.Tensor,
+        j: torch.Tensor,
+        cur: torch.Tensor,
+        dist: torch.Tensor,
+        table: torch.Tensor | None = None,
     ) -> torch.Tensor:
         """The pair head's input ``torch.cat([g[i] + g[j], g[i] * g[j], cur_emb(cur) + dist_emb(dist)], -1)``
         (eval) with each atom row gathered once and the embedding sums read from the table of every (current
-        class, distance) sum: the same element-wise sums and products, so the same bits, for less work."""
+        class, distance) sum (:meth:`_pair_table`, computed here unless given): the same element-wise sums and
+        products, so the same bits, for less work."""
         gi, gj = g.index_select(0, i), g.index_select(0, j)
-        table = (self.cur_emb.weight.unsqueeze(1) + self.dist_emb.weight.unsqueeze(0)).flatten(0, 1)
+        table = self._pair_table() if table is None else table
         return torch.cat([gi + gj, gi * gj, table.index_select(0, cur * self.dist_emb.num_embeddings + dist)], -1)
 
     def _pair_logits_factored(
