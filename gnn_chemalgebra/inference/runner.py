@@ -20,7 +20,7 @@ from ..data.dataset import BagExample, ExtraVocab, collate_examples, to_data, vo
 from ..data.featurize import Featurizer
 from ..errors import InputError
 from ..io import checkpoint_paths
-from ..models.gnn import build_model, model_hparams
+from ..models.gnn import BagGNNConfig, build_model
 
 
 def load_edit_model(path: str | None, device: str | torch.device = "cpu") -> Any:
@@ -52,13 +52,13 @@ class ModelRunner:
         self.device = torch.device(device)
         self.repr = feat.repr
         self.naive = getattr(model, "naive", False)
-        self.learned_extent = model.hp.get("extent") == "learned"
+        self.learned_extent = model.config.heads.extent == "learned"
 
     @classmethod
     def build(cls, cfg_model: dict, feat: Featurizer, vocab: ExtraVocab, vtype: int) -> ModelRunner:
         """An untrained network of the given model settings (tests, smoke runs)."""
-        hp = model_hparams(cfg_model, feat.settings(), len(vocab))
-        return cls(build_model(hp, vocab_compositions(vocab, feat)), feat, vocab, vtype)
+        config = BagGNNConfig.from_settings(cfg_model, feat.settings(), len(vocab))
+        return cls(build_model(config, vocab_compositions(vocab, feat)), feat, vocab, vtype)
 
     def featurize(self, examples: Sequence[BagExample]) -> list[Any]:
         """One ``BagData`` per example (the per-bag path; :meth:`run` batches without them)."""
@@ -194,6 +194,6 @@ def load_bag_model(path: str) -> tuple[dict[str, Any], Featurizer, ExtraVocab, t
     fz = ck["featurizer"]
     feat = Featurizer(fz["repr"])
     vocab = ExtraVocab(fz["vocab"][1:])
-    model = build_model(ck["meta"]["hparams"], vocab_compositions(vocab, feat))
+    model = build_model(BagGNNConfig.from_meta(ck["meta"], path), vocab_compositions(vocab, feat))
     model.load_state_dict(ck["model"])
     return ck, feat, vocab, model

@@ -32,7 +32,7 @@ class BagEnsemble(nn.Module):
             raise ValueError("the raw-coefficient ablation (naive) cannot be ensembled: its heads are not averaged")
         self.members = nn.ModuleList(members)
         self.same_vocab = same_vocab
-        self.hp = dict(members[0].hp)
+        self.config = members[0].config
         self.naive = False
 
     def forward(self, batch: Any) -> dict[str, torch.Tensor]:

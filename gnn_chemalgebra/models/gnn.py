@@ -3,11 +3,15 @@
 Coefficient-blind by construction: the encoder reads atoms, bonds and the SCALE-FREE multiplicity features
 (``mol_feat``) only. The ``naive`` model adds a head that sees raw coefficients (``mol_raw``) and classifies
 output coefficients directly -- the ablation that shows what the exact algebra buys out of distribution.
-Hyper-parameters live in one plain dict (saved with every checkpoint); :func:`build_model` rebuilds from it.
+The network is built from a :class:`~.gnn_config.BagGNNConfig`, one typed part per stage (encoder, bag mixer, set
+encoder, heads); every checkpoint stores it (``meta.model_config``) and :meth:`BagGNNConfig.from_meta` reads it
+back, older checkpoints' flat ``meta.hparams`` included. Parameter names are those of the flat-dict era, so every
+checkpoint loads unchanged.
 """
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from typing import Any
 
@@ -15,113 +19,61 @@ import torch
 from torch import nn
 
 from ..algebra.roles import ROLE_NU
-from ..data.featurize import N_COEF_CLASSES, N_EXTENT_FEATURES
 from .blocks import BAG_MIXERS, SET_ENCODERS, ConvStack, mlp, scatter
+from .gnn_config import BagGNNConfig, setting_defaults
 from .product_evidence import N_PRODUCT_FEATURES, product_evidence
 
-MODEL_NAMES = ("gnn", "naive")
-
-DEFAULTS: dict[str, Any] = {
-    "name": "gnn",
-    "conv": "gine",
-    "hidden": 128,
-    "layers": 3,
-    "heads": 4,
-    "dropout": 0.1,
-    "bag_mixer": "transformer",
-    "bag_layers": 1,
-    "set_encoder": "transformer",
-    "set_layers": 2,
-    "extent": "bayes",  # "bayes" (exact rule, default) or "learned"
-    "leftover": "elements",  # "elements" (per-element count head) or "vocab" (by-product vocabulary only)
-    "left_classes": 6,  # leftover count classes per element (0..K-1; the charge is shifted by CHARGE_SHIFT)
-    "mol_comp_features": True,  # molecule-level composition features (log counts) in the molecule embedding
-    # Scale-free multiplicity features (rank, ties, minimum) in the molecule embedding. False: every learned
-    # decision is blind to the coefficient PATTERN too, so the Type-1 and Type-2 lines of one reaction (and a
-    # user's own amounts) read alike and the coefficients act only through the exact Type-2 evidence.
-    "mult_features": True,
-    # Composition evidence that a molecule is made from others / makes another (models/product_evidence.py):
-    # a product already in the source is what the reactants make, and points at them.
-    "product_features": False,
-    # Molecule identity: a learned vector per composition seen in enough training lines (``identity_vocab`` of
-    # them, keys in the ``ident_keys`` buffer), added to every node of the molecule. A formula names a molecule
-    # that reappears across reactions (95% of test_in formulas occur in training): the vector lets the network
-    # remember what it did there (an acyl chloride loses HCl) instead of re-deriving it from element counts.
-    # Zero-initialised, so a model fine-tuned from one without it starts as that model. ``identity_vocab`` is
-    # not a setting: the trainer counts it from ``model.identity_min_count`` (0 or absent = no identity rows).
-    "identity_dropout": 0.1,  # training: share of molecules read as unknown, so unseen ones stay usable
-    # Structure rows (formula models with identity rows): the Morgan count fingerprint (this many bits) of the
-    # structure the SMILES training lines wrote for each identity composition (data/structures.py), through a
-    # zero-initialised linear map added to the identity vector. Unlike the vector it is shared across molecules:
-    # what the network learns of an acyl chloride's group transfers to every molecule that has one. 0 = off.
-    "structure_bits": 0,
-}
+# Defaults of the settings a run config's model section names, flat (the YAML schema must agree with them).
+DEFAULTS: dict[str, Any] = setting_defaults()
 CHARGE_SHIFT = 2
-
-
-def model_hparams(model_cfg: dict[str, Any], featurizer: dict[str, Any], n_extra: int) -> dict[str, Any]:
-    hp = {**DEFAULTS, **{k: v for k, v in model_cfg.items() if k in DEFAULTS}}
-    if hp["name"] not in MODEL_NAMES:
-        raise ValueError(f"unknown GNN model name {hp['name']!r} (choose from {MODEL_NAMES})")
-    hp.update(
-        x_dim=featurizer["x_dim"],
-        edge_dim=featurizer["edge_dim"],
-        n_elements=featurizer["n_elements"],
-        comp_dim=featurizer["comp_dim"],
-        n_mult=featurizer["n_mult_features"],
-        n_raw=featurizer["n_raw_coef"],
-        n_roles=len(featurizer["role_nu"]),
-        n_extra=n_extra,
-        n_coef_classes=N_COEF_CLASSES,
-        n_extent_features=N_EXTENT_FEATURES,
-        h_index=featurizer.get("h_index", 0),
-        charge_index=featurizer.get("charge_index", 1),
-    )
-    return hp
 
 
 class BagGNN(nn.Module):
     # state a start checkpoint may lack (train.init_from): zero identity rows leave its function unchanged
     fresh_state_prefixes = ("ident_emb.", "ident_keys", "ident_mult", "ident_struct", "struct_proj.")
 
-    def __init__(self, hp: dict[str, Any], extra_comp: torch.Tensor | None = None) -> None:
+    def __init__(self, config: BagGNNConfig, extra_comp: torch.Tensor | None = None) -> None:
         super().__init__()
-        self.hp = dict(hp)
-        H, p = hp["hidden"], hp["dropout"]
+        if not isinstance(config, BagGNNConfig):
+            raise TypeError(f"BagGNN needs a BagGNNConfig, got {type(config).__name__}")
+        self.config = cfg = copy.deepcopy(config)
+        sizes, enc, H, p = cfg.sizes, cfg.encoder, cfg.hidden, cfg.dropout
+        # Modules are created in the order of the flat-dict era (same initial weights for a seed).
         # fast_train / cheap: the blocks' training-mode fast path (packed attention rows, cheap dropout masks:
         # models/blocks.py); eval-mode maths, and so every prediction, are the same with or without it.
-        self.elem = nn.Embedding(hp["n_elements"], H)
-        self.x_proj = nn.Linear(hp["x_dim"], H)
-        self.convs = ConvStack(hp["conv"], H, hp["layers"], hp["edge_dim"], hp["heads"], p, fast_train=True)
-        self.bag_mixer = BAG_MIXERS[hp["bag_mixer"]](H, hp["bag_layers"], hp["heads"], p, fast_train=True)
+        self.elem = nn.Embedding(sizes.n_elements, H)
+        self.x_proj = nn.Linear(sizes.x_dim, H)
+        self.convs = ConvStack(enc.conv, H, enc.layers, sizes.edge_dim, cfg.attention_heads, p, fast_train=True)
+        mixer, sets = cfg.bag_mixer, cfg.set_encoder
+        self.bag_mixer = BAG_MIXERS[mixer.kind](H, mixer.layers, cfg.attention_heads, p, fast_train=True)
         self.pool = nn.Linear(2 * H, H)
-        self.mult = nn.Linear(hp["n_mult"], H)
-        self.set_enc = SET_ENCODERS[hp["set_encoder"]](H, hp["set_layers"], hp["heads"], p, fast_train=True)
-        self.role_head = mlp(H, H, hp["n_roles"], p, cheap=True)
-        self.extra_head = mlp(2 * H, H, hp["n_extra"], p, cheap=True)
-        self.ext_head = mlp(hp["n_extent_features"] + 2 * H, H, 1, p, cheap=True)
+        self.mult = nn.Linear(sizes.n_mult, H)
+        self.set_enc = SET_ENCODERS[sets.kind](H, sets.layers, cfg.attention_heads, p, fast_train=True)
+        self.role_head = mlp(H, H, sizes.n_roles, p, cheap=True)
+        self.extra_head = mlp(2 * H, H, sizes.n_extra, p, cheap=True)
+        self.ext_head = mlp(sizes.n_extent_features + 2 * H, H, 1, p, cheap=True)
         # Structured leftover head: one slot per (bag, element present in the bag) plus H and the net charge;
         # each slot classifies the element's count in the product-side leftover (the artificial chain).
-        self.left_head = mlp(5 * H + 2, H, hp.get("left_classes", 6), p, cheap=True)
-        self.comp_proj = nn.Linear(hp["comp_dim"] * 2, H) if hp.get("mol_comp_features", False) else None
-        self.prod_proj = nn.Linear(N_PRODUCT_FEATURES, H) if hp.get("product_features", False) else None
-        self.naive = hp["name"] == "naive"
+        self.left_head = mlp(5 * H + 2, H, cfg.heads.left_classes, p, cheap=True)
+        self.comp_proj = nn.Linear(sizes.comp_dim * 2, H) if enc.mol_comp_features else None
+        self.prod_proj = nn.Linear(N_PRODUCT_FEATURES, H) if enc.product_features else None
+        self.naive = cfg.naive
         if self.naive:
-            self.raw = nn.Linear(hp["n_raw"], H)
-            self.coef_head = mlp(2 * H, H, hp["n_coef_classes"], p, cheap=True)
-            self.newcoef_head = mlp(3 * H, H, hp["n_coef_classes"], p, cheap=True)
-        comp = extra_comp if extra_comp is not None else torch.zeros(hp["n_extra"], hp["comp_dim"])
+            self.raw = nn.Linear(sizes.n_raw, H)
+            self.coef_head = mlp(2 * H, H, sizes.n_coef_classes, p, cheap=True)
+            self.newcoef_head = mlp(3 * H, H, sizes.n_coef_classes, p, cheap=True)
+        comp = extra_comp if extra_comp is not None else torch.zeros(sizes.n_extra, sizes.comp_dim)
         self.register_buffer("extra_comp", comp.float().clone())
-        self.h_index, self.charge_index = int(hp.get("h_index", 0)), int(hp.get("charge_index", 1))
-        self.register_buffer("role_nu", torch.tensor(ROLE_NU, dtype=torch.float)[: hp["n_roles"]])
-        n_ident = int(hp.get("identity_vocab", 0))
+        self.h_index, self.charge_index = sizes.h_index, sizes.charge_index
+        self.register_buffer("role_nu", torch.tensor(ROLE_NU, dtype=torch.float)[: sizes.n_roles])
+        n_ident = enc.identity_vocab
         self.ident_emb: nn.Embedding | None = None
         if n_ident:
             self.ident_emb = nn.Embedding(n_ident + 1, H)  # row 0: unknown (or dropped) molecule
             nn.init.zeros_(self.ident_emb.weight)
             self.register_buffer("ident_keys", torch.zeros(n_ident, dtype=torch.long))
-            self.register_buffer("ident_mult", composition_key_multipliers(hp["comp_dim"]))
-        n_bits = int(hp.get("structure_bits", 0))
+            self.register_buffer("ident_mult", composition_key_multipliers(sizes.comp_dim))
+        n_bits = enc.structure_bits
         self.struct_proj: nn.Linear | None = None
         if n_ident and n_bits:
             self.register_buffer("ident_struct", torch.zeros(n_ident + 1, n_bits, dtype=torch.uint8))
@@ -148,7 +100,7 @@ class BagGNN(nn.Module):
         keys = composition_keys(mol_comp, self.ident_mult)
         pos = torch.searchsorted(self.ident_keys, keys).clamp(max=self.ident_keys.numel() - 1)
         idx = torch.where(self.ident_keys[pos] == keys, pos + 1, torch.zeros_like(pos))
-        p = float(self.hp.get("identity_dropout", 0.0))
+        p = self.config.encoder.identity_dropout
         if self.training and p > 0:
             idx = idx * (torch.rand(idx.shape, device=idx.device) >= p).long()
         vec = self.ident_emb(idx)
@@ -167,7 +119,7 @@ class BagGNN(nn.Module):
         mean = scatter(h, batch.atom2mol, dim=0, dim_size=M, reduce="mean")
         mx = scatter(h, batch.atom2mol, dim=0, dim_size=M, reduce="max")
         mol = self.pool(torch.cat([mean, mx], -1))
-        if self.hp.get("mult_features", True):
+        if self.config.encoder.mult_features:
             mol = mol + self.mult(batch.mol_feat)
         if self.prod_proj is not None:
             ev = product_evidence(batch.mol_comp, batch.mol_graph, B, self.charge_index)
@@ -187,7 +139,7 @@ class BagGNN(nn.Module):
         )
         role_logits = self.role_head(mol)
         out = {"role_logits": role_logits, "extra_logits": self.extra_head(bag), "bag": bag}
-        if self.hp.get("leftover", "vocab") == "elements":
+        if self.config.heads.leftover == "elements":
             out.update(self.leftover_slots(h, batch, role_logits, bag, B))
         ext_feat = getattr(batch, "ext_feat", None)
         if ext_feat is not None and ext_feat.numel():
@@ -208,7 +160,7 @@ class BagGNN(nn.Module):
         (detached) probability that their molecule is consumed, the bag embedding, and two counts: the
         expected number of that element among consumed molecules and among all molecules (log scale; counts
         inside molecules, never coefficients)."""
-        C = self.hp["comp_dim"]
+        C = self.config.sizes.comp_dim
         node_key = batch.batch * C + batch.z
         ar = torch.arange(B, device=h.device)
         extra_key = torch.cat([ar * C + self.h_index, ar * C + self.charge_index])
@@ -267,5 +219,6 @@ def composition_keys(comp: torch.Tensor, mult: torch.Tensor) -> torch.Tensor:
     return (torch.round(comp.float()).long() * mult).sum(-1)
 
 
-def build_model(hp: dict[str, Any], extra_comp: torch.Tensor | None = None) -> BagGNN:
-    return BagGNN(hp, extra_comp)
+def build_model(config: BagGNNConfig, extra_comp: torch.Tensor | None = None) -> BagGNN:
+    """The network of ``config``; ``extra_comp``: the by-product vocabulary's compositions (zeros without)."""
+    return BagGNN(config, extra_comp)

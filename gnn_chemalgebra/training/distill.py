@@ -34,7 +34,7 @@ from ..data.featurize import Featurizer
 from ..errors import InputError
 from ..io import atomic_write_bytes, atomic_write_json, sha256_file
 from ..models.bag_ensemble import BagEnsemble
-from ..models.gnn import build_model
+from ..models.gnn import BagGNNConfig, build_model
 
 TEACHER_FORMAT = 1
 _FLOOR = -1e4  # log-probability of a count class the teacher does not have
@@ -81,7 +81,7 @@ def load_members(paths: Sequence[str]) -> tuple[torch.nn.Module, Featurizer]:
             raise InputError(f"a teacher needs one representation: {paths[0]} reads {feat.repr}, this {f.repr}", path=p)
         feat = feat or f
         vocab = ExtraVocab(ck["featurizer"]["vocab"][1:])
-        model = build_model(ck["meta"]["hparams"], vocab_compositions(vocab, f))
+        model = build_model(BagGNNConfig.from_meta(ck["meta"], p), vocab_compositions(vocab, f))
         model.load_state_dict(ck["model"])
         members.append(model.eval())
     if feat is None:

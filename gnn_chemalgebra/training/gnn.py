@@ -24,7 +24,7 @@ from ..data.featurize import Featurizer
 from ..data.layout import variant_props
 from ..data.structures import formula_structures, morgan_counts, read_smiles_molecules
 from ..errors import InputError
-from ..models.gnn import build_model, composition_key_multipliers, composition_keys, model_hparams
+from ..models.gnn import BagGNNConfig, build_model, composition_key_multipliers, composition_keys
 from ..models.losses import compute_losses
 from . import distributed
 from .device import autocast
@@ -58,24 +58,26 @@ class GNNTask(Task):
             self.vocab = ExtraVocab(start_vocab[1:])
         else:
             self.vocab = ExtraVocab.build(train_ex, cfg.model.vocab_size, cfg.model.vocab_min_count)
-        self.hp = model_hparams(mcfg, self.feat.settings(), len(self.vocab))
+        self.model_config = BagGNNConfig.from_settings(mcfg, self.feat.settings(), len(self.vocab))
+        enc = self.model_config.encoder
         ident = None
         saved = ck if ck is not None else start  # resuming or fine-tuning: its rows and keys come with its weights
-        self.hp["identity_vocab"] = int(((saved or {}).get("meta") or {}).get("hparams", {}).get("identity_vocab", 0))
-        if ck is None and not self.hp["identity_vocab"] and cfg.model.identity_min_count:
+        saved_meta = (saved or {}).get("meta")
+        enc.identity_vocab = BagGNNConfig.from_meta(saved_meta).encoder.identity_vocab if saved_meta else 0
+        if ck is None and not enc.identity_vocab and cfg.model.identity_min_count:
             ident = identity_keys(train_ex, self.feat, cfg.model.identity_min_count)
-            self.hp["identity_vocab"] = int(ident.numel())
-        if self.hp.get("structure_bits") and (self.repr != "formula" or not self.hp["identity_vocab"]):
+            enc.identity_vocab = int(ident.numel())
+        if enc.structure_bits and (self.repr != "formula" or not enc.identity_vocab):
             raise InputError(
                 "model.structure_bits needs a formula variant with identity rows (model.identity_min_count)"
             )
-        self.model = build_model(self.hp, vocab_compositions(self.vocab, self.feat))
+        self.model = build_model(self.model_config, vocab_compositions(self.vocab, self.feat))
         if ident is not None and ident.numel():
             self.model.set_identity_keys(ident)
         # a resumed run or a start model that has them brings its rows with its weights
-        if self.hp.get("structure_bits") and (saved is None or "ident_struct" not in saved["model"]):
+        if enc.structure_bits and (saved is None or "ident_struct" not in saved["model"]):
             keys = ident if ident is not None else saved["model"]["ident_keys"]
-            rows = structure_rows(keys, self.feat, d.dir, d.variant, d.train_split, int(self.hp["structure_bits"]))
+            rows = structure_rows(keys, self.feat, d.dir, d.variant, d.train_split, enc.structure_bits)
             self.model.set_structures(rows)
         self.model = self.model.to(device)
         self.train_ds = BagDataset(train_ex, self.feat, self.vocab, lazy=d.lazy)
@@ -157,7 +159,11 @@ class GNNTask(Task):
     def checkpoint_entries(self) -> dict[str, Any]:
         return {
             "featurizer": {**self.feat.settings(), "vocab": self.vocab.items},
-            "meta": {"hparams": self.hp, "vtype": self.vtype, "variant": self.cfg.data.variant},
+            "meta": {
+                "model_config": self.model_config.to_dict(),
+                "vtype": self.vtype,
+                "variant": self.cfg.data.variant,
+            },
         }
 
     def summary(self, result: dict[str, Any]) -> dict[str, Any]:

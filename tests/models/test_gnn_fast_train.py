@@ -10,7 +10,7 @@ from torch_geometric.data import Batch
 
 from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, write_toy_variant
 from gnn_chemalgebra.data.featurize import Featurizer
-from gnn_chemalgebra.models.gnn import build_model, model_hparams
+from gnn_chemalgebra.models.gnn import BagGNNConfig, build_model
 
 pytestmark = pytest.mark.unit
 
@@ -20,7 +20,9 @@ def test_train_mode_equals_eval_mode_without_dropout(tmp_path) -> None:
     exs = load_examples(tmp_path, "ChemAlgebra_F_T1_x1", "train")
     feat = Featurizer("formula")
     vocab = ExtraVocab.build(exs)
-    hp = model_hparams({"hidden": 16, "layers": 2, "heads": 2, "dropout": 0.0}, feat.settings(), len(vocab))
+    hp = BagGNNConfig.from_settings(
+        {"hidden": 16, "layers": 2, "heads": 2, "dropout": 0.0}, feat.settings(), len(vocab)
+    )
     torch.manual_seed(0)
     model = build_model(hp)
     batch = Batch.from_data_list(BagDataset(exs, feat, vocab).data[:12])

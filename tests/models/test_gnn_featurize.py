@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 import torch
 from torch_geometric.data import Batch
@@ -10,7 +12,7 @@ from torch_geometric.utils import scatter
 from gnn_chemalgebra.chem.bag import Term
 from gnn_chemalgebra.data.dataset import ExtraVocab, example_from_terms, to_data
 from gnn_chemalgebra.data.featurize import ELEMENT_INDEX, Featurizer, multiplicity_features
-from gnn_chemalgebra.models.gnn import build_model, model_hparams
+from gnn_chemalgebra.models.gnn import BagGNNConfig, build_model
 
 pytestmark = pytest.mark.unit
 
@@ -57,11 +59,11 @@ def test_network_inputs_are_scale_and_shift_free(transform, repr, mols):
         assert torch.equal(getattr(a, key), getattr(b, key)), key
     assert not torch.equal(a.mol_coef, b.mol_coef)
     torch.manual_seed(0)
-    hp = model_hparams({"hidden": 16, "layers": 1, "heads": 2, "dropout": 0.0}, feat.settings(), 3)
+    hp = BagGNNConfig.from_settings({"hidden": 16, "layers": 1, "heads": 2, "dropout": 0.0}, feat.settings(), 3)
     model = build_model(hp).eval()
     oa, ob = model(Batch.from_data_list([a])), model(Batch.from_data_list([b]))
     assert torch.allclose(oa["role_logits"], ob["role_logits"])
-    naive = build_model({**hp, "name": "naive"}).eval()
+    naive = build_model(dataclasses.replace(hp, name="naive")).eval()
     assert not torch.allclose(
         naive(Batch.from_data_list([a]))["coef_logits"], naive(Batch.from_data_list([b]))["coef_logits"]
     )

@@ -9,7 +9,7 @@ from torch_geometric.data import Batch
 from gnn_chemalgebra.algebra.roles import ROLE_NU
 from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions, write_toy_variant
 from gnn_chemalgebra.data.featurize import CHARGE_INDEX, COMP_DIM, ELEMENT_INDEX, Featurizer
-from gnn_chemalgebra.models.gnn import build_model, model_hparams
+from gnn_chemalgebra.models.gnn import BagGNNConfig, build_model
 from gnn_chemalgebra.models.losses import compute_losses, gold_main_composition, predicted_leftover
 from gnn_chemalgebra.models.penalty import (
     expected_leftover_slots,
@@ -134,7 +134,7 @@ def test_loss_logs_penalty_and_weight_only_scales_it(tmp_path, leftover) -> None
     vocab = ExtraVocab.build(exs)
     batch = Batch.from_data_list(BagDataset(exs, feat, vocab).data)
     torch.manual_seed(0)
-    hp = model_hparams({"hidden": 32, "layers": 1, "leftover": leftover}, feat.settings(), len(vocab))
+    hp = BagGNNConfig.from_settings({"hidden": 32, "layers": 1, "leftover": leftover}, feat.settings(), len(vocab))
     model = build_model(hp, vocab_compositions(vocab, feat)).eval()
     out = model(batch)
     off = compute_losses(out, batch, model, {"mass_balance": 0.0})
@@ -172,7 +172,7 @@ def test_roles_only_lines_teach_roles_and_nothing_else(tmp_path) -> None:
     data = BagDataset(exs, feat, vocab).data
     assert [float(d.w_left) for d in data[:2]] == [0.0, 1.0]
     torch.manual_seed(0)
-    hp = model_hparams({"hidden": 32, "layers": 1}, feat.settings(), len(vocab))
+    hp = BagGNNConfig.from_settings({"hidden": 32, "layers": 1}, feat.settings(), len(vocab))
     model = build_model(hp, vocab_compositions(vocab, feat)).eval()
     weights = {"mass_balance": 0.5}
     mixed = Batch.from_data_list(data)

@@ -7,7 +7,7 @@ import torch
 from torch_geometric.data import Batch
 
 from gnn_chemalgebra.data.featurize import Featurizer
-from gnn_chemalgebra.models.gnn import DEFAULTS, build_model, model_hparams
+from gnn_chemalgebra.models.gnn import DEFAULTS, BagGNNConfig, build_model
 
 pytestmark = pytest.mark.unit
 
@@ -17,7 +17,7 @@ MOLS = ["C2H4O2", "C2H6O", "C4H8O2", "H2O4S"]  # acid, ethanol, ester (already p
 def role_logits(mult_features: bool, totals: list[int]) -> torch.Tensor:
     feat = Featurizer("formula")
     torch.manual_seed(0)
-    hp = model_hparams({"hidden": 32, "layers": 1, "mult_features": mult_features}, feat.settings(), 4)
+    hp = BagGNNConfig.from_settings({"hidden": 32, "layers": 1, "mult_features": mult_features}, feat.settings(), 4)
     model = build_model(hp).eval()
     nterms = [1] * len(MOLS)
     with torch.no_grad():
@@ -38,7 +38,8 @@ def test_blind_model_keeps_the_same_parameters() -> None:
     """Same state-dict keys either way, so a checkpoint can be fine-tuned across the switch."""
     feat = Featurizer("formula")
     keys = [
-        set(build_model(model_hparams({"mult_features": f}, feat.settings(), 4)).state_dict()) for f in (True, False)
+        set(build_model(BagGNNConfig.from_settings({"mult_features": f}, feat.settings(), 4)).state_dict())
+        for f in (True, False)
     ]
     assert keys[0] == keys[1]
 
@@ -71,7 +72,8 @@ def test_product_evidence_batches_bag_by_bag() -> None:
 def test_product_features_switch_adds_only_their_projection() -> None:
     feat = Featurizer("formula")
     keys = [
-        set(build_model(model_hparams({"product_features": f}, feat.settings(), 4)).state_dict()) for f in (False, True)
+        set(build_model(BagGNNConfig.from_settings({"product_features": f}, feat.settings(), 4)).state_dict())
+        for f in (False, True)
     ]
     assert keys[1] - keys[0] == {"prod_proj.weight", "prod_proj.bias"}
     assert DEFAULTS["product_features"] is False

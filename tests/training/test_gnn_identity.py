@@ -14,7 +14,7 @@ from gnn_chemalgebra.data.featurize import Featurizer
 from gnn_chemalgebra.errors import InputError
 from gnn_chemalgebra.inference.runner import load_bag_model
 from gnn_chemalgebra.inference.validation import train
-from gnn_chemalgebra.models.gnn import composition_key_multipliers, composition_keys
+from gnn_chemalgebra.models.gnn import BagGNNConfig, composition_key_multipliers, composition_keys
 from gnn_chemalgebra.training.gnn import identity_keys, structure_rows
 
 pytestmark = pytest.mark.integration
@@ -53,8 +53,8 @@ def test_a_start_model_without_identity_is_reproduced_then_the_rows_train(toy, t
     (ck0, feat, vocab, base), (ck1, _, _, same), (ck2, _, _, tuned) = (
         load_bag_model(str(p / "last.pt")) for p in (tmp_path / "base", tmp_path / "id0", tmp_path / "id")
     )
-    hp0, hp1, hp2 = (ck["meta"]["hparams"] for ck in (ck0, ck1, ck2))
-    assert hp0.get("identity_vocab", 0) == 0 and hp1["identity_vocab"] == hp2["identity_vocab"] > 0
+    n0, n1, n2 = (m.config.encoder.identity_vocab for m in (base, same, tuned))
+    assert n0 == 0 and n1 == n2 > 0
     base.eval(), same.eval(), tuned.eval()
     ds = BagDataset(load_examples(toy, VARIANT, "valid"), feat, ExtraVocab(vocab.items[1:]))
     from torch_geometric.data import Batch
@@ -91,7 +91,8 @@ def test_fine_tuning_an_identity_model_keeps_its_rows_and_keys(toy, tiny_cfg, tm
         )
     )
     tuned = load_checkpoint(tmp_path / "tuned" / "last.pt")
-    assert tuned["meta"]["hparams"]["identity_vocab"] == start["meta"]["hparams"]["identity_vocab"] > 0
+    n_tuned, n_start = (BagGNNConfig.from_meta(ck["meta"]).encoder.identity_vocab for ck in (tuned, start))
+    assert n_tuned == n_start > 0
     for k in ("ident_keys", "ident_emb.weight"):
         assert torch.equal(tuned["model"][k], start["model"][k])
 
@@ -114,7 +115,7 @@ def test_structure_rows_start_as_the_identity_model_then_train(toy_twin, tiny_cf
         load_bag_model(str(p / "last.pt")) for p in (tmp_path / "id", tmp_path / "s0", tmp_path / "s")
     )
     rows = ck2["model"]["ident_struct"]
-    n = ck0["meta"]["hparams"]["identity_vocab"]
+    n = base.config.encoder.identity_vocab
     assert tuple(rows.shape) == (n + 1, 64) and not rows[0].any() and bool((rows[1:].sum(1) > 0).all())
     ds = BagDataset(load_examples(toy, VARIANT, "valid"), feat, ExtraVocab(vocab.items[1:]))
     from torch_geometric.data import Batch
