@@ -18,6 +18,7 @@ from typing import NamedTuple, TypeVar
 from ..errors import InputError, cut
 from .bag import Bag, Term, parse_bag
 from .molecule import REPRS, Repr, canonical
+from .reaction import ReactionSides, ReactionTerms, given_sides, make_sides
 from .smiles import shared_mol, unmapped_canonical
 from .text import WHITESPACE
 
@@ -153,10 +154,17 @@ _COUNT_OF_ONE = re.compile(r"[A-Z][a-z]?1(?!\d)")  # 'C1' in 'C1CC': a SMILES ri
 
 
 class ReactionInput(NamedTuple):
-    """A parsed ``gnnca predict`` line: the source terms (molecules canonical) and their representation."""
+    """A parsed ``gnnca predict`` line: the source terms (molecules canonical) and their representation. A reaction
+    line's terms are a :class:`~.reaction.ReactionTerms` carrying its sides (:attr:`sides`), so the roles they give
+    go wherever the terms go."""
 
     terms: list[Term]
     repr: Repr
+
+    @property
+    def sides(self) -> ReactionSides | None:
+        """The reactants, reagents and products a reaction line wrote (``None``: a bag)."""
+        return given_sides(self.terms)
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,25 +193,27 @@ def _why(err: InputError | None) -> str:
     return err.reason + (f" (term {cut(err.term)!r})" if err.term is not None else "")
 
 
-def _bag_terms(text: str) -> tuple[list[Term], bool]:
-    """The raw terms of a line and whether it is a reaction SMILES; errors that no representation can fix."""
+def _bag_terms(text: str) -> tuple[list[Term], tuple[int, int] | None]:
+    """The raw terms of a line and, for a reaction line, where its reagents and its products start among them
+    (reactants, reagents, products in written order); errors that no representation can fix."""
     body = text.strip()
     if body == "":
         raise InputError("empty line: nothing to predict from")
     if WHITESPACE.search(body):
         raise InputError("whitespace inside the input line", term=body)
     if not _ARROW.search(body):
-        return parse_bag(body, default_coef=1), False
+        return parse_bag(body, default_coef=1), None
     parts = _ARROW.split(body)
     if len(parts) != 3:
         raise InputError(
             f"reaction SMILES needs exactly two '>' (reactants>reagents>products), found {len(parts) - 1}", term=body
         )
-    reactants, reagents, _products = parts  # products are ignored
-    if reactants == "":
+    if parts[0] == "":
         raise InputError("reaction SMILES has no reactants before the first '>'", term=body)
     terms: list[Term] = []
-    for side in (reactants, reagents):
+    starts: list[int] = []
+    for side in parts:
+        starts.append(len(terms))
         if side == "":
             continue
         for mol in side.split("."):
@@ -212,7 +222,7 @@ def _bag_terms(text: str) -> tuple[list[Term], bool]:
             if "{" in mol or "}" in mol:
                 raise InputError("coefficients '{k}' are not allowed in reaction SMILES; write a bag", term=mol)
             terms.append(Term(1, mol))
-    return terms, True
+    return terms, (starts[1], starts[2])
 
 
 @lru_cache(maxsize=200_000)
@@ -245,16 +255,14 @@ def _as_formula(terms: list[Term]) -> ReactionInput:
 
 def read_line(text: str) -> LineReading:
     """Read one line both ways. Raises :class:`InputError` for faults of the line itself (empty, whitespace,
-    bag syntax, a malformed reaction SMILES), which no choice of representation repairs."""
-    terms, reaction = _bag_terms(text)
+    bag syntax, a malformed reaction SMILES), which no choice of representation repairs. A reaction line is read as
+    formulas only when its molecules are written as formulas (``C2H3ClO>C6H15N>``)."""
+    terms, at = _bag_terms(text)
     formula = f_err = None
     canon, s_err = _smiles_terms(terms)
     smiles = None
     if s_err is None:
         smiles = ReactionInput([Term(t.coef, str(c)) for t, c in zip(terms, canon, strict=True)], "smiles")
-    if reaction:
-        f_err = InputError("a reaction SMILES ('>') is SMILES, not formulas")
-        return LineReading(smiles, None, s_err, f_err, False)
     try:
         formula = _as_formula(terms)
     except InputError as err:
@@ -266,7 +274,31 @@ def read_line(text: str) -> LineReading:
         # 'C1CC' is a broken SMILES ring, not the formula C3: a formula never writes a count of 1
         f_err = InputError("reads as a formula only through a count of 1, which a formula never writes")
         formula, plausible = None, False
+    if at is not None:
+        parsed = (smiles is not None, formula is not None and plausible)
+        smiles, s_err = _with_sides(smiles, s_err, at)
+        if not plausible:
+            formula, f_err = None, f_err or InputError("a reaction SMILES ('>') is SMILES, not formulas")
+        formula, f_err = _with_sides(formula, f_err, at)
+        for read_ok, err in zip(parsed, (s_err, f_err), strict=True):
+            if read_ok and smiles is None and formula is None and err is not None:
+                raise err  # its molecules read one way, its sides cannot be: a fault of the line itself
     return LineReading(smiles, formula, s_err, f_err, plausible)
+
+
+def _with_sides(
+    read: ReactionInput | None, err: InputError | None, at: tuple[int, int]
+) -> tuple[ReactionInput | None, InputError | None]:
+    """A reaction line's reading as source terms (reactants, reagents) carrying its sides, or why it cannot be one
+    (a molecule on two sides, an element of the products that no reactant supplies)."""
+    if read is None:
+        return None, err
+    mols = [t.mol for t in read.terms]
+    try:
+        sides = make_sides(mols[: at[0]], mols[at[0] : at[1]], mols[at[1] :], read.repr)
+    except InputError as refused:
+        return None, refused
+    return ReactionInput(ReactionTerms(read.terms[: at[1]], sides), read.repr), None
 
 
 def _reading(r: LineReading, repr: Repr) -> ReactionInput:
@@ -300,8 +332,10 @@ def parse_reaction_input(
     """Parse one ``gnnca predict`` input line into source terms (the one parser of predict's input).
 
     Accepted forms: a bag with or without coefficients (a missing ``{k}`` means 1), or a reaction SMILES
-    ``reactants>reagents>``, ``reactants>>`` or ``reactants>reagents>products`` (products ignored; atom maps
-    removed; every molecule gets coefficient 1, duplicates kept; ``->`` is a dative bond, not an arrow).
+    ``reactants>reagents>``, ``reactants>>`` or ``reactants>reagents>products`` (atom maps removed; the source
+    terms are the reactants and reagents, coefficient 1 each, duplicates kept; the sides travel with them as
+    :attr:`ReactionInput.sides`: reagents are never consumed and given products are completed with by-products,
+    see ``docs/reaction_smiles.md``; ``->`` is a dative bond, not an arrow).
     Molecules come back canonical. ``repr`` ``None``/``auto`` reads the line as SMILES when it can, else as
     formulas (see :func:`read_reaction_lines` for a whole file, where one SMILES line makes the file SMILES).
     """

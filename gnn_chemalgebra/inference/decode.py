@@ -75,6 +75,7 @@ class Decoded:
     balanced: bool = True
     log_evidence: float = 0.0  # Type 2: log P(source | these roles) under the generator; 0 for Type 1
     main_comp: Counter | None = None  # formula: the remainder that ``main_product`` writes (its composition)
+    source: list[Term] | None = None  # a completed reaction line: the amounts it was balanced from (read once)
 
 
 def remainder(nu: Mapping[str, int], comps: Mapping[str, Mapping[str, int]], extras: Sequence[str]) -> Counter:
@@ -175,4 +176,26 @@ def decode_bag(
         balanced=balanced,
         log_evidence=log_ev,
         main_comp=rem if main is not None and repr == "formula" else None,
+    )
+
+
+def completed_line(
+    terms: Sequence[Term], nu: Mapping[str, int], made: Sequence[tuple[str, int]], main: str | None = None
+) -> Decoded:
+    """A reaction line completed with its given products and by-products (``made``: molecule, coefficient): the
+    line read once. The reactants (``nu`` negative) are consumed in the balancing's amounts, every other source
+    term (a reagent) is written as given, the products and by-products follow with their coefficients; the extent
+    is 1. A reaction SMILES names species, not amounts, so its written coefficients (1 each) are not amounts here:
+    ``source`` holds the amounts the line is balanced from (each reactant at its coefficient, then the reagents)."""
+    kept = [t for t in terms if nu.get(t.mol, 0) == 0]
+    consumed = [Term(-n, m) for m, n in nu.items() if n < 0]
+    return Decoded(
+        terms=kept + [Term(k, m) for m, k in made],
+        nu={m: n for m, n in nu.items() if n},
+        new_products=list(made),
+        xi=1,
+        candidates=[1],
+        posterior=[],
+        main_product=main,
+        source=consumed + kept,
     )

@@ -16,30 +16,35 @@ When no hypothesis balances, the chosen line is the source copied (no reaction) 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+import math
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, NamedTuple
 
 import torch
 
+from ..algebra.complete import Completion, complete, leftover_of_cover, why_unbalanced
 from ..algebra.extent import S_IN, S_OUT
 from ..algebra.roles import ROLE_NU, role_class
 from ..chem.bag import Term
 from ..chem.composition import CHARGE_KEY, closed_shell_possible
 from ..chem.formula import write_formula
-from ..chem.leftover import formula_chain_admissible
+from ..chem.leftover import formula_chain_admissible, leftover_from_composition
 from ..chem.molecule import composition
+from ..chem.reaction import REACTANT_SIDE, REAGENT_SIDE, ReactionSides, given_sides
 from ..config import DecodeConfig
 from ..data.dataset import BagExample, ExtraVocab, atom_count, vocab_compositions
-from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, Featurizer
+from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, Featurizer, element_index
 from ..errors import ChemAlgebraError, InputError
 from ..models.gnn import CHARGE_SHIFT
-from .decode import Decoded, decode_bag
+from .decode import Decoded, completed_line, decode_bag
 
 EXTENT_RULES: tuple[str, ...] = ("auto", "bayes", "limiting")
 _NEG_INF = float("-inf")
 BENCHMARK_COEFS = frozenset(S_IN) | frozenset(S_OUT)
+VOCAB_TRIED = 16  # vocabulary by-products, most likely first, tried to complete a line with given products
 
 
 def extent_rule_for(terms: Sequence[Term], extent: str) -> str:
@@ -88,6 +93,8 @@ class LineOutputs:
     coef: list[int] | None = None
     newcoef: int | None = None
     vocab_extras: list[str] | None = None  # the by-products with p > 0.5, vocabulary order (None: read extra_p)
+    left_lp: Any = None  # the leftover head's log-probabilities [slots, count classes] (scores any composition)
+    left_elem: list[int] | None = None  # the element column of each slot
 
 
 class Hypothesis(NamedTuple):
@@ -115,6 +122,7 @@ class DecodeResult:
     mode: str = "vocab"
     vocab_extras: list[str] = field(default_factory=list)
     leftover: str | None = None
+    equation: str | None = None  # a line with given products: the balanced reaction written
 
 
 class Decoder:
@@ -265,6 +273,8 @@ class Decoder:
             r.get("bag"),
             r.get("coef"),
             r.get("newcoef"),
+            left_lp=r.get("left_lp"),
+            left_elem=r["left_elem"].tolist() if "left_lp" in r else None,
         )
 
     def batch_line_outputs(self, out: Any) -> list[LineOutputs]:
@@ -278,6 +288,7 @@ class Decoder:
         for i, j in (out.extra_p[:, 1 : len(self.vocab)] > 0.5).nonzero().tolist():  # row-major: vocabulary order
             confident[i].append(items[j + 1])
         ptr = out.mol_ptr
+        left_elem = out.left_elem.tolist() if out.has_left else None
         res = []
         for i in range(len(out)):
             a, b = ptr[i], ptr[i + 1]
@@ -286,6 +297,9 @@ class Decoder:
                 coef, newcoef = out.coef[a:b], int(out.newcoef[i])
             lo = LineOutputs(role_p[a:b], logp[a:b], extra[i], lefts[i], out.has_left, out.bag_row(i), coef, newcoef)
             lo.vocab_extras = confident[i]
+            if left_elem is not None:
+                s, e = out.left_ptr[i], out.left_ptr[i + 1]
+                lo.left_lp, lo.left_elem = out.left_lp[s:e], left_elem[s:e]
             res.append(lo)
         return res
 
@@ -346,10 +360,14 @@ class Decoder:
             vocab_extras = [items[j] for j in range(1, len(self.vocab)) if extra_p[j] > 0.5]
         left_cands = lo.left
         left = left_cands[0][0] if left_cands else None
-        hyps = kbest_rows(lo.logp, max(beam, self.settings.balance_beam))
+        sides = given_sides(ex.terms)
+        if sides is not None and sides.products:
+            return self._decode_given(ex, lo, sides, beam, rule, vocab_extras, left)
+        logp = self.role_logp(ex, lo.logp)
+        hyps = [h for h in kbest_rows(logp, max(beam, self.settings.balance_beam)) if h[0] > _NEG_INF]
         scorer = scorer if (ex.vtype == 2 and rule == "bayes") else None
         if self.edit is not None:
-            ranked = self._decode_with_edits(ex, hyps, beam, scorer, rule, lo.logp)
+            ranked = self._decode_with_edits(ex, hyps, beam, scorer, rule, logp)
         else:
             ranked = self._decode_roles(ex, lo, hyps, beam, scorer, rule, left_cands, vocab_extras)
         best = ranked[0]
@@ -399,6 +417,8 @@ class Decoder:
                 extent_scorer=scorer,
                 extent_rule=rule,
             )
+            if not self.keeps_roles(ex, d):
+                continue
             if d.main_comp is not None:  # the written main's composition is the remainder: no need to parse it
                 self._comp_cache.setdefault(d.main_product, d.main_comp)  # type: ignore[arg-type]
             decs.append(Hypothesis(score + self.evidence(d) if weigh else score, d, tuple(assign), tuple(ex_try)))
@@ -406,6 +426,9 @@ class Decoder:
             n_bal += ok[-1]
             if n_bal >= max(beam, 1) and not weigh:
                 break
+        if not decs:  # every hypothesis changed a molecule whose role the line fixed
+            decs.append(Hypothesis(_NEG_INF, self.no_reaction(ex, "no hypothesis keeps the roles the line gives")))
+            ok.append(False)
         # Top-1 = the most likely hypothesis whose decoding is balanced (exact algebra), if any.
         # (a decoding that consumes nothing -- no reaction at all -- ranks after every reacting one)
         order = sorted(
@@ -476,6 +499,8 @@ class Decoder:
                 d = decode_bag(
                     ex.terms, nu, prods, comps, self.repr, ex.vtype, ex.cset, extent_scorer=scorer, extent_rule=rule
                 )
+                if not self.keeps_roles(ex, d):
+                    continue
                 d.main_product = self.main_of([m for m in prods if m not in ex.mols])
                 others = tuple(m for m in prods if m not in ex.mols and m != d.main_product)
                 role_s = rs if logp is None else self.written_role_score(ex, d, logp)
@@ -512,7 +537,7 @@ class Decoder:
             ex.terms, nu, present, comps, self.repr, ex.vtype, ex.cset,
             comp_lookup=self.comp_lookup, extent_scorer=scorer, extent_rule=rule,
         )  # fmt: skip
-        return d if d.xi > 0 and d.balanced and self.acceptable(d) else None
+        return d if d.xi > 0 and d.balanced and self.acceptable(d) and self.keeps_roles(ex, d) else None
 
     @staticmethod
     def written_role_score(ex: BagExample, d: Decoded, logp: Sequence[Sequence[float]]) -> float:
@@ -540,11 +565,16 @@ class Decoder:
             return
         bags = []
         for ex, r in zip(examples, outs, strict=True):
+            sides = given_sides(ex.terms)
+            if sides is not None and sides.products:
+                continue  # completed by the algebra: no product graph needed
             weigh = self.weigh_evidence(ex, extent_rule_for(ex.terms, self.extent))
             want = self.edit_role_sets(weigh)
             sets: list[tuple[list[str], list[str]]] = []
             logp = r.logp if isinstance(r, LineOutputs) else torch.log(r["role_p"].clamp(min=1e-12)).tolist()
-            for _, assign in kbest_rows(logp, self.settings.balance_beam):
+            for score, assign in kbest_rows(self.role_logp(ex, logp), self.settings.balance_beam):
+                if score == _NEG_INF:
+                    break
                 _, reactants, reagents = self.consumed(ex, assign)
                 if reactants and all(reactants != s_[0] for s_ in sets):
                     sets.append((reactants, reagents))
@@ -553,3 +583,169 @@ class Decoder:
             bags += sets
         if bags:
             self.edit_product_sets(bags)  # the network now, batched; each set's search when decode asks
+
+    # ----------------------------------------------------------------- roles a reaction line gives
+    @staticmethod
+    def _allowed(role: str | None, nu: int) -> bool:
+        """May a molecule written on this side of a reaction line take this ``nu``? A reagent (between the arrows)
+        is never consumed nor made (0), a reactant never made (<= 0); a bag's molecules may take any."""
+        if role == REAGENT_SIDE:
+            return nu == 0
+        if role == REACTANT_SIDE:
+            return nu <= 0
+        return True
+
+    def role_logp(self, ex: BagExample, logp: Sequence[Sequence[float]]) -> Sequence[Sequence[float]]:
+        """The role head's log-probabilities with every role the line's sides forbid at ``-inf`` (a bag: as is)."""
+        sides = given_sides(ex.terms)
+        if sides is None:
+            return logp
+        return [
+            [v if self._allowed(sides.role(m), nu) else _NEG_INF for v, nu in zip(row, ROLE_NU, strict=True)]
+            for m, row in zip(ex.mols, logp, strict=True)
+        ]
+
+    def keeps_roles(self, ex: BagExample, d: Decoded) -> bool:
+        """Does a decoding keep the roles the line's sides give (no reagent changed, no reactant made)?"""
+        sides = given_sides(ex.terms)
+        return sides is None or all(self._allowed(sides.role(m), d.nu.get(m, 0)) for m in ex.mols)
+
+    # ----------------------------------------------------------------- given products
+    def _decode_given(
+        self,
+        ex: BagExample,
+        lo: LineOutputs,
+        sides: ReactionSides,
+        beam: int,
+        rule: str,
+        vocab_extras: list[str],
+        left: str | None,
+    ) -> DecodeResult:
+        """A reaction line with its products given: every reactant consumed, every reagent kept, every product made,
+        and the by-products that balance it exactly (:func:`~..algebra.complete.complete`, smallest integer
+        coefficients) chosen among the sets :meth:`byproduct_options` proposes: none when the given products
+        balance alone, else ranked by the model's score of each (:meth:`byproduct_score`); the line is written
+        read once (:func:`.decode.completed_line`). When no
+        set balances, the source is written back (a fallback) with the reason: the elements that do not balance."""
+        reactants = {m: self._comp(m) for m in ex.mols if sides.role(m) == REACTANT_SIDE}
+        products = {m: self._comp(m) for m in sides.products}
+        options = self.byproduct_options(ex, lo, vocab_extras, reactants, products)
+        found: list[tuple[float, int, tuple[str, ...], Completion]] = []
+        for names in options:
+            done = complete(reactants, products, {m: self._comp(m) for m in names})
+            if done is not None:
+                found.append((self.byproduct_score(lo, done, names, vocab_extras), sum(map(abs, done.nu)), names, done))
+        # the given products alone first (nothing is left for a by-product), then by the model's score; stable
+        found.sort(key=lambda f: (f[2] != (), -f[0], f[1]))
+        hyps: list[Hypothesis] = []
+        main = self.main_of(list(products))
+        for score, _, names, done in found[: max(beam, 1)]:
+            made = [(m, done.coefficient(m)) for m in (*products, *names)]
+            d = completed_line(ex.terms, {m: done.coefficient(m) for m in reactants}, made, main)
+            roles = tuple(role_class(d.nu.get(m, 0)) for m in ex.mols)
+            hyps.append(Hypothesis(self.written_role_score(ex, d, lo.logp) + score, d, roles, names))
+        if not hyps:
+            why = why_unbalanced(reactants, products, list(dict.fromkeys(m for names in options for m in names)))
+            fallback = Hypothesis(_NEG_INF, self.no_reaction(ex, why))
+            return DecodeResult([fallback], fallback, True, rule, "given", vocab_extras, left)
+        return DecodeResult(hyps, hyps[0], False, rule, "given", vocab_extras, left, found[0][3].equation())
+
+    def byproduct_options(
+        self,
+        ex: BagExample,
+        lo: LineOutputs,
+        vocab_extras: Sequence[str],
+        reactants: Mapping[str, Mapping[str, int]],
+        products: Mapping[str, Mapping[str, int]],
+    ) -> list[tuple[str, ...]]:
+        """By-product sets to complete a line with given products, the model's own first: none; the leftover
+        head's candidates; the confident vocabulary by-products, alone and together; the vocabulary's next most
+        likely ones (:data:`VOCAB_TRIED` in all); and what the smallest covering of the products leaves over
+        (:meth:`cover_leftover`). Only molecules made of the reactants' elements, and not written on the line."""
+        supplied = {k for c in reactants.values() for k, v in c.items() if v and k != CHARGE_KEY}
+        taken = set(ex.mols) | set(products)
+        opts: dict[tuple[str, ...], None] = {(): None}
+        for name, _ in lo.left:
+            opts[(name,) if name else ()] = None
+        for e in vocab_extras:
+            opts[(e,)] = None
+        if len(vocab_extras) > 1:
+            opts[tuple(vocab_extras)] = None
+        p = lo.extra_p
+        for j in sorted(range(1, len(self.vocab)), key=lambda j: -p[j])[:VOCAB_TRIED]:
+            opts[(self.vocab.items[j],)] = None
+        rest = self.cover_leftover(reactants, products)
+        if rest is not None:
+            opts[(rest,)] = None
+
+        def fits(m: str) -> bool:
+            if m in taken:
+                return False
+            try:
+                return {k for k, v in self._comp(m).items() if v and k != CHARGE_KEY} <= supplied
+            except ChemAlgebraError:
+                return False
+
+        return [o for o in opts if all(fits(m) for m in o)]
+
+    def cover_leftover(
+        self, reactants: Mapping[str, Mapping[str, int]], products: Mapping[str, Mapping[str, int]]
+    ) -> str | None:
+        """The by-product the line leaves when read once: what the smallest reactant amounts that hold the products
+        leave over (:func:`~..algebra.complete.leftover_of_cover`), written as the vocabulary molecule of that
+        composition (per molecule: ``2 HCl``, not ``H2Cl2``), else as a formula (formula models) or the benchmark's
+        leftover chain (SMILES). ``None`` when nothing is left or it cannot be written."""
+        cover = leftover_of_cover(reactants, products)
+        if cover is None or not any(k != CHARGE_KEY for k in cover[1]):
+            return None
+        mult, rest = cover
+        g = math.gcd(*rest.values())
+        unit = {k: v // g for k, v in rest.items()}
+        name = self.comp_lookup.get(tuple(sorted(unit.items())))
+        if name is not None:
+            return name
+        try:
+            if self.repr == "formula":
+                return write_formula(unit)
+            return leftover_from_composition(
+                [m for m, k in zip(reactants, mult, strict=True) for _ in range(k)], list(products)
+            )
+        except ChemAlgebraError:
+            return None
+
+    def byproduct_score(
+        self, lo: LineOutputs, done: Completion, names: Sequence[str], vocab_extras: Sequence[str]
+    ) -> float:
+        """The model's log-score of a completion's by-products: with a leftover head, its log-probability of their
+        total composition (count per element); else the vocabulary head's, each by-product written at its
+        probability and each confident one left out at one minus it."""
+        if lo.left_lp is not None and lo.left_elem is not None:
+            total: Counter = Counter()
+            for m in names:
+                k = done.coefficient(m)
+                for key, v in self._comp(m).items():
+                    total[key] += k * v
+            return self.leftover_score(lo, total)
+        p, index = lo.extra_p, self.vocab.index
+        score = sum(math.log(max(p[index[m]], 1e-12)) if m in index else math.log(1e-12) for m in names)
+        return score + sum(math.log(max(1.0 - p[index[m]], 1e-12)) for m in vocab_extras if m not in names)
+
+    @staticmethod
+    def leftover_score(lo: LineOutputs, comp: Mapping[str, int]) -> float:
+        """The leftover head's log-probability of a leftover composition (``-inf``: an element outside the bag's,
+        or a count beyond the head's classes)."""
+        counts: dict[int, int] = {}
+        for key, v in comp.items():
+            if v:
+                counts[element_index(key)] = counts.get(element_index(key), 0) + v
+        elems = lo.left_elem or []
+        if any(e not in elems for e in counts):
+            return _NEG_INF
+        rows = lo.left_lp.tolist()
+        total = 0.0
+        for e, row in zip(elems, rows, strict=True):
+            c = counts.get(e, 0) + (CHARGE_SHIFT if e == CHARGE_INDEX else 0)
+            if not 0 <= c < len(row):
+                return _NEG_INF
+            total += row[c]
+        return total

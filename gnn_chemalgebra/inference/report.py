@@ -13,6 +13,7 @@ from typing import Any
 
 from ..algebra.roles import ROLE_NU, role_name
 from ..chem.bag import Term, format_bag
+from ..chem.reaction import given_sides
 from ..data.dataset import BagExample, ExtraVocab
 from .decoder import DecodeResult, LineOutputs
 
@@ -43,7 +44,8 @@ def build_record(
     ``not_covered``: empty unless ``fallback``, then why no hypothesis was written. A beam entry's ``logp`` is
     ``None`` for the no-reaction entry that has no network score, so the record is strict JSON."""
     chosen = res.chosen.decoded
-    used, vocab_mode = res.chosen.extras, res.mode == "vocab"
+    used, vocab_mode, given = res.chosen.extras, res.mode == "vocab", res.mode == "given"
+    sides = given_sides(ex.terms)
     terms = _naive_terms(ex, lo, chosen.new_products) if naive else chosen.terms
     role_p = lo.role_p
     zero = ROLE_NU.index(0)
@@ -73,8 +75,8 @@ def build_record(
         "confidence": None if res.fallback else round(math.exp(log_joint), 4),
         "molecules": molecules,
         # what the chosen hypothesis wrote besides the main product; the heads' own proposals under best_*
-        "by_products": {e: round(lo.extra_p[vocab.index[e]], 4) for e in used} if vocab_mode else {},
-        "leftover": None if vocab_mode or not used else used[0],
+        "by_products": _by_products(used, lo, vocab) if vocab_mode or given else {},
+        "leftover": None if vocab_mode or given or not used else used[0],
         "best_by_products": {e: round(lo.extra_p[vocab.index[e]], 4) for e in res.vocab_extras},
         "best_leftover": res.leftover,
         "new_products": [m for m, _ in chosen.new_products],
@@ -86,6 +88,13 @@ def build_record(
         "extent_posterior": [round(p, 4) for p in chosen.posterior],
         "balanced": chosen.balanced and not naive,
         "not_covered": chosen.uncovered,
+        # a reaction line's sides fix its roles; with given products the line is completed around them
+        "given_roles": sides is not None,
+        "given_products": list(sides.products) if sides is not None else [],
+        "equation": res.equation,
+        # the amounts a completed line is balanced from (a reaction line names species, not amounts); in the
+        # record after the written source, this replaces it: prediction = source + extent * nu holds
+        **({"source": format_bag(chosen.source)} if chosen.source is not None else {}),
         "beam": [
             {
                 "prediction": prediction if h.decoded.terms is terms else format_bag(h.decoded.terms),
@@ -95,6 +104,11 @@ def build_record(
             for h in res.beam
         ],
     }
+
+
+def _by_products(used: Iterable[str], lo: LineOutputs, vocab: ExtraVocab) -> dict[str, float | None]:
+    """The by-products written, each with the vocabulary head's probability (``None``: not in the vocabulary)."""
+    return {e: round(lo.extra_p[vocab.index[e]], 4) if e in vocab.index else None for e in used}
 
 
 def text_line(record: Mapping[str, Any]) -> str:
