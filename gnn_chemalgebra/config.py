@@ -143,7 +143,7 @@ class TrainConfig:
     mass_balance_weight: float = _opt(0.0, lo=0.0)  # GNN
     mass_balance_variance: bool = False  # GNN: penalise E[residual^2] (adds the heads' variances), not E[residual]^2
     # GNN knowledge distillation (training/distill.py): a teacher's soft role and leftover labels
-    # (scripts/distill_teacher.py), a KL term of this weight at this temperature; weight 0 = off
+    # (experiments/distill_teacher.py), a KL term of this weight at this temperature; weight 0 = off
     distill_labels: str = ""
     distill_weight: float = _opt(0.0, lo=0.0)
     distill_temperature: float = _opt(1.0, lo=0.01)

@@ -176,7 +176,7 @@ def load_teacher(path: str | Path) -> TeacherLabels:
     beside it, when there is one) is one :class:`InputError` line."""
     path = Path(path)
     if not path.is_file():
-        raise InputError("teacher labels not found (scripts/distill_teacher.py writes them)", path=str(path))
+        raise InputError("teacher labels not found (experiments/distill_teacher.py writes them)", path=str(path))
     man = manifest_path(path)
     if man.is_file():
         want = json.loads(man.read_text()).get("sha256")

@@ -110,7 +110,7 @@ class GNNTask(Task):
         if not t.distill_weight:
             return None
         if not t.distill_labels:
-            raise InputError("train.distill_weight needs train.distill_labels (scripts/distill_teacher.py writes them)")
+            raise InputError("train.distill_weight needs train.distill_labels (experiments/distill_teacher.py)")
         labels = load_teacher(t.distill_labels)
         if labels.repr != self.repr:
             raise InputError(f"teacher labels read {labels.repr}, this variant {self.repr}", path=t.distill_labels)

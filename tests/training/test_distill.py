@@ -1,4 +1,4 @@
-"""Knowledge distillation (training/distill.py, scripts/distill_teacher.py): which lines the teacher reads, how its
+"""Knowledge distillation (training/distill.py, experiments/distill_teacher.py): which lines the teacher reads, how its
 rows reach a mixed Type-1/Type-2 split, that the KD term changes the loss and pulls the student to the teacher,
 that weight 0 is the old training path, and that a distillation run resumes exactly."""
 
@@ -47,13 +47,13 @@ def cfg(data: Path, run: Path, *extra: str) -> dict:
 
 
 @pytest.fixture(scope="module")
-def teacher(mixed, tmp_path_factory, script) -> Path:
+def teacher(mixed, tmp_path_factory, script, experiment) -> Path:
     """A tiny trained teacher's labels over the mixed training lines, written by the script."""
     run = tmp_path_factory.mktemp("teacher_run")
     train_gnn(cfg(mixed, run, "train.epochs=3"))
     out = tmp_path_factory.mktemp("teacher") / "teacher.npz"
     ck = str(run / "last.pt")
-    rc = script("distill_teacher").main(["--built", str(mixed), "--variant", MIXED, "--checkpoint", f"{ck},{ck}",
+    rc = experiment("distill_teacher").main(["--built", str(mixed), "--variant", MIXED, "--checkpoint", f"{ck},{ck}",
                                          "--out", str(out), "--batch-size", "7"])  # fmt: skip
     assert rc == 0
     return out

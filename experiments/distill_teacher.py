@@ -1,10 +1,12 @@
-"""Teacher soft labels for distillation: a bag GNN (or several, averaged) reads each training reaction once.
+"""Teacher soft labels for distilling an ensemble into one bag GNN: the teacher (one checkpoint, or several whose
+role and leftover log-probabilities are averaged) reads each training reaction once, on its line with the fewest
+molecules, and its distributions are saved for the student's training run to read.
 
 Writes OUT (.npz: per reaction its molecules' role log-probabilities and its leftover slots' count-class
 log-probabilities) and OUT.json (counts, the checkpoints' and the training files' sha256); a training config
 reads them with ``train.distill_labels=OUT train.distill_weight=W`` (gnn_chemalgebra/training/distill.py).
 
-    python scripts/distill_teacher.py --built built/extra_mixed --variant ChemAlgebra_F_T2_x1 \
+    python experiments/distill_teacher.py --built built/extra_mixed --variant ChemAlgebra_F_T2_x1 \
       --checkpoint a.pt,b.pt,c.pt,d.pt --out runs/distill/teacher_formula.npz
 """
 
@@ -63,7 +65,7 @@ def main(argv: list[str] | None = None) -> int:
                     "meta_sha256": sha256_file(meta),
                 },
                 "seconds": round(time.perf_counter() - t0, 1),
-                "command": "python scripts/distill_teacher.py " + " ".join(sys.argv[1:] if argv is None else argv),
+                "command": "python experiments/distill_teacher.py " + " ".join(sys.argv[1:] if argv is None else argv),
             },
         )
     except InputError as err:
