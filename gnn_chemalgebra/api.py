@@ -41,10 +41,15 @@ class MoleculeRole:
 class Prediction:
     """The prediction for one input line.
 
-    ``prediction`` is the balanced target line (benchmark format); ``extent`` the extent of reaction and
-    ``extent_rule`` the rule that chose it (``bayes`` / ``limiting``); ``confidence`` the role head's joint
-    probability of the chosen roles (``None`` for a fallback); ``fallback`` is true when no hypothesis balanced
-    and the source was written unchanged. ``record`` is the full ``gnnca predict --json`` object."""
+    ``prediction`` is the balanced target line (benchmark format; empty when ``abstained``); ``extent`` the
+    extent of reaction and ``extent_rule`` the rule that chose it (``bayes`` / ``limiting``); ``confidence`` the
+    probability that the line is exactly right, calibrated on validation lines when the checkpoint has a
+    calibration beside it (``calibrated``; else the role head's joint probability of the chosen roles, 0.0 for a
+    fallback); ``in_domain`` whether the reaction resembles the training reactions (``None``: no index beside the
+    checkpoint) with ``nearest_training_similarity``; ``top_k`` the best distinct balanced lines as (line,
+    probability), most probable first; ``fallback`` is true when no hypothesis balanced and the source was written
+    unchanged; ``abstained`` when ``confidence`` was below the ``min_confidence`` asked. ``record`` is the full
+    ``gnnca predict --json`` object."""
 
     line: int
     source: str
@@ -52,20 +57,26 @@ class Prediction:
     roles: tuple[MoleculeRole, ...]
     extent: int
     extent_rule: str
-    confidence: float | None
+    confidence: float
     fallback: bool
     main_product: str | None
     record: Mapping[str, Any] = field(repr=False, compare=False)
+    calibrated: bool = False
+    in_domain: bool | None = None
+    nearest_training_similarity: float | None = None
+    top_k: tuple[tuple[str, float], ...] = ()
+    abstained: bool = False
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any]) -> Prediction:
+    def from_record(cls, rec: Mapping[str, Any], min_confidence: float | None = None) -> Prediction:
+        abstain = min_confidence is not None and float(rec["confidence"]) < min_confidence
         roles = tuple(
             MoleculeRole(m["mol"], m["role"], m["nu"], m["confidence"], m["best_role"]) for m in rec["molecules"]
         )
         return cls(
             line=rec["line"],
             source=rec["source"],
-            prediction=rec["prediction"],
+            prediction="" if abstain else rec["prediction"],
             roles=roles,
             extent=rec["extent"],
             extent_rule=rec["extent_rule"],
@@ -73,6 +84,11 @@ class Prediction:
             fallback=rec["fallback"],
             main_product=rec["main_product"],
             record=rec,
+            calibrated=bool(rec.get("calibrated")),
+            in_domain=rec.get("in_domain"),
+            nearest_training_similarity=rec.get("nearest_training_similarity"),
+            top_k=tuple((t["prediction"], t["probability"]) for t in rec.get("top_k") or []),
+            abstained=abstain,
         )
 
 
@@ -124,16 +140,29 @@ class ReactionPredictor:
         return self._by_path[key]
 
     def predict(
-        self, lines: str | Iterable[str], *, beam: int = 1, batch_size: int = 256, workers: int = 1
+        self,
+        lines: str | Iterable[str],
+        *,
+        beam: int = 1,
+        batch_size: int = 256,
+        workers: int = 1,
+        top_k: int = 1,
+        min_confidence: float | None = None,
     ) -> list[Prediction]:
         """Predict reaction lines: ``{k}MOL.{k}MOL`` bags (SMILES or formulas), bare ``MOL.MOL`` or reaction
         SMILES ``reactants>reagents>``; one string may hold several lines. Blank lines and ``#`` comments are
         passed over (``Prediction.line`` is the 1-based line number); a bad line raises
         :class:`~gnn_chemalgebra.errors.InputError` naming it. Without a checkpoint, the bundled model of the
         input's representation is used. ``workers > 1`` decodes batches in that many processes (large inputs;
-        call it under ``if __name__ == "__main__":`` in a script, as multiprocessing's spawn requires)."""
+        call it under ``if __name__ == "__main__":`` in a script, as multiprocessing's spawn requires).
+        ``top_k``: the K best distinct balanced lines in ``Prediction.top_k``; ``min_confidence``: a prediction
+        below it is returned with ``abstained`` true and an empty ``prediction``."""
         from .inference.run import default_checkpoint, predict_inputs
 
+        if top_k < 1:
+            raise InputError(f"top_k must be at least 1, got {top_k}")
+        if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
+            raise InputError(f"min_confidence must lie in [0, 1], got {min_confidence}")
         items = lines.splitlines() if isinstance(lines, str) else list(lines)
         read = read_reaction_lines(items, "auto", path="<input>")
         if not read.inputs:
@@ -148,8 +177,9 @@ class ReactionPredictor:
             batch_size=batch_size,
             skip_invalid=False,
             workers=workers,
+            top_k=top_k,
         )
-        return [Prediction.from_record(r) for r in res.records]
+        return [Prediction.from_record(r, min_confidence) for r in res.records]
 
 
 def load_predictor(

@@ -375,6 +375,21 @@ def predict_cmd(
         1, "--workers", help="Processes decoding batches in parallel (each loads the model; large files)."
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar (shown for more than 1,000 lines on a tty)."),
+    top_k: int = typer.Option(
+        1,
+        "--top-k",
+        help="The K best distinct balanced lines with their calibrated probabilities, most probable first, in "
+        "--json under 'top_k' (the beam is widened to K; with --columns also as text columns).",
+    ),
+    min_confidence: float = typer.Option(
+        None,
+        "--min-confidence",
+        help="Abstain below this calibrated confidence (0-1): an empty output line, the reason on stderr, counted; "
+        "line numbers stay aligned with the input.",
+    ),
+    columns: bool = typer.Option(
+        False, "--columns", help="Text output as tab-separated columns: each top-k line, then its probability."
+    ),
 ) -> None:
     """Predict balanced target lines (benchmark format) for reactions with or without coefficients.
 
@@ -401,6 +416,9 @@ def predict_cmd(
         batch_size=batch_size,
         workers=workers,
         quiet=quiet,
+        top_k=top_k,
+        min_confidence=min_confidence,
+        columns=columns,
     )
     code = run_predict(opts, echo=lambda msg: typer.echo(msg, err=True), after_load=lazy_imports.resume_gc)
     if code:

@@ -42,6 +42,9 @@ class PredictOptions:
     batch_size: int = 256
     workers: int = 1
     quiet: bool = False
+    top_k: int = 1
+    min_confidence: float | None = None
+    columns: bool = False
 
 
 def check_options(opts: PredictOptions) -> None:
@@ -54,6 +57,10 @@ def check_options(opts: PredictOptions) -> None:
     for name in ("beam", "batch_size", "workers", "max_chars"):
         if getattr(opts, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(opts, name)}")
+    if opts.top_k < 1:
+        raise InputError(f"--top-k must be at least 1, got {opts.top_k}")
+    if opts.min_confidence is not None and not 0.0 <= opts.min_confidence <= 1.0:
+        raise InputError(f"--min-confidence must lie in [0, 1], got {opts.min_confidence}")
     if opts.draw is not None:
         parent = Path(opts.draw).parent
         if not parent.is_dir():
@@ -87,6 +94,7 @@ class Predictors:
         self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
         self.after_load = after_load
         self._loaded: dict[str, Any] = {}
+        self._trust: dict[int, Any] = {}
         self.explicit = opts.checkpoint is not None or bool(os.environ.get("GNNCA_CHECKPOINT"))
 
     def load(self, path: str) -> Any:
@@ -101,6 +109,16 @@ class Predictors:
                 self.after_load()
                 self.after_load = None
         return self._loaded[path]
+
+    def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
+        """The trust fields of a batch's records: the checkpoint's calibration and in-domain index when saved
+        beside it, else the raw confidence marked uncalibrated."""
+        from .trust import annotate_records, trust_for
+
+        key = id(predictor)
+        if key not in self._trust:
+            self._trust[key] = trust_for(predictor)
+        annotate_records(records, self._trust[key], predictor.repr, self.opts.top_k)
 
     def fixed(self) -> Any | None:
         """The checkpoint the user named ($GNNCA_CHECKPOINT included), loaded; ``None`` for the bundled ones."""
@@ -172,10 +190,12 @@ def run_predict(
             skip_invalid=opts.skip_invalid,
             coef_set=opts.coef_set,
             line_type=opts.line_type,
-            beam=opts.beam,
+            beam=max(opts.beam, opts.top_k),
             batch_size=opts.batch_size * opts.workers,
             on_unequal=unequal_notice,
             predict_batch=_batch_predictor(opts),
+            annotate=predictors.annotate,
+            min_confidence=opts.min_confidence,
         )
         records = _write(stream, source, opts, out, echo)
     finally:
@@ -189,9 +209,11 @@ def run_predict(
 
 
 def _batch_predictor(opts: PredictOptions) -> Callable[[Any, list], list[dict[str, Any]]]:
-    """One flushed batch -> records: in this process, or split over ``--workers`` processes (input order kept)."""
+    """One flushed batch -> records: in this process, or split over ``--workers`` processes (input order kept).
+    The beam is at least ``--top-k`` wide (the alternatives come from it)."""
+    beam = max(opts.beam, opts.top_k)
     if opts.workers <= 1:
-        return lambda p, exs: p.predict(exs, batch_size=opts.batch_size, beam=opts.beam)
+        return lambda p, exs: p.predict(exs, batch_size=opts.batch_size, beam=beam)
 
     from ..progress import bar
     from .run import _predict_in_workers
@@ -199,9 +221,9 @@ def _batch_predictor(opts: PredictOptions) -> Callable[[Any, list], list[dict[st
     def pooled(p: Any, exs: list) -> list[dict[str, Any]]:
         chunks = [exs[s : s + opts.batch_size] for s in range(0, len(exs), opts.batch_size)]
         if len(chunks) == 1:
-            return p.predict(exs, batch_size=opts.batch_size, beam=opts.beam)
+            return p.predict(exs, batch_size=opts.batch_size, beam=beam)
         with bar(len(exs), "predict", enabled=False) as b:
-            return _predict_in_workers(p, chunks, opts.workers, opts.beam, b)
+            return _predict_in_workers(p, chunks, opts.workers, beam, b)
 
     return pooled
 
@@ -218,16 +240,26 @@ def _write(
     show = total is not None and wanted(total, quiet=opts.quiet)
     with bar(total or 0, "predict", enabled=show) as b:
         for group in stream.run(source, source.ready):
-            text = "\n".join(json.dumps(o.json()) if opts.as_json else o.text() for o in group)
+            text = "\n".join(json.dumps(o.json()) if opts.as_json else _text(o, opts) for o in group)
             out.write(text + "\n")
             out.flush()
             for o in group:
                 if o.error is not None:
                     echo(f"gnnca: skipped: {o.error}")
-                if keep and o.record is not None:
+                if o.abstained is not None:
+                    echo(f"gnnca: abstained: {stream.name}:{o.line}: {o.abstained}")
+                if keep and o.record is not None and o.abstained is None:
                     records.append(o.record)
             b.update(len(group))
     return records
+
+
+def _text(o: Any, opts: PredictOptions) -> str:
+    """A text output line: the prediction, or with ``--columns`` the top-k lines and their probabilities, tab
+    separated (``line<TAB>p<TAB>line2<TAB>p2 ...``)."""
+    if not opts.columns or o.record is None or o.abstained is not None:
+        return o.text()
+    return "\t".join(f"{row['prediction']}\t{row['probability']:.4f}" for row in o.record.get("top_k") or [])
 
 
 def _count_lines(path: str) -> int | None:
@@ -246,6 +278,11 @@ def _report(counts: StreamCounts, opts: PredictOptions, echo: Callable[[str], No
         echo(f"gnnca: skipped {counts.refused_total} of {counts.lines} line(s) (empty output lines): {parts}")
     if counts.blank:
         echo(f"gnnca: {counts.blank} blank or # line(s) gave empty output lines")
+    if counts.abstained:
+        echo(
+            f"gnnca: abstained on {counts.abstained} of {counts.predicted} predicted line(s) (confidence below "
+            f"--min-confidence {opts.min_confidence:g}; empty output lines)"
+        )
     if counts.fallbacks:
         echo(
             f"gnnca: {counts.fallbacks} of {counts.predicted} line(s) fell back: no balanced hypothesis, "

@@ -141,14 +141,21 @@ def predict_inputs(
     progress: bool = False,
     workers: int = 1,
     line_type: str = "auto",
+    top_k: int = 1,
 ) -> PredictResult:
     """Predict the lines :func:`~gnn_chemalgebra.chem.bagfile.read_reaction_lines` read. A line that the
     checkpoint cannot take (formulas for a SMILES model) is refused like an unreadable one (raised unless
     ``skip_invalid``). ``progress``: a bar on stderr (see :mod:`gnn_chemalgebra.progress`). ``workers > 1``:
-    batches are predicted by that many processes (forked from this one on Linux; results in input order)."""
+    batches are predicted by that many processes (forked from this one on Linux; results in input order).
+    Records carry the trust fields (:mod:`.trust`: calibrated ``confidence``, ``in_domain``, the ``top_k``
+    distinct balanced lines; the beam is at least ``top_k`` wide)."""
+    from .trust import annotate_records, trust_for
+
     with _frozen_heap():
-        args = (source_name, coef_set, beam, batch_size, skip_invalid, progress, workers, line_type)
-        return _predict_inputs(read, predictor, *args)
+        args = (source_name, coef_set, max(beam, top_k), batch_size, skip_invalid, progress, workers, line_type)
+        res = _predict_inputs(read, predictor, *args)
+        annotate_records(res.records, trust_for(predictor), predictor.repr, top_k)
+        return res
 
 
 @contextmanager
@@ -296,6 +303,7 @@ def predict_lines(
     beam: int = 1,
     batch_size: int = 256,
     line_type: str = "auto",
+    top_k: int = 1,
 ) -> PredictResult:
     """Read and predict ``lines``: refused lines raise (located) unless ``skip_invalid``, then they are listed
     in ``invalid``. ``repr`` ``auto`` decides per line within one representation per input."""
@@ -309,4 +317,5 @@ def predict_lines(
         batch_size=batch_size,
         skip_invalid=skip_invalid,
         line_type=line_type,
+        top_k=top_k,
     )

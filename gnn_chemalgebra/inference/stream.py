@@ -27,19 +27,30 @@ READ_AHEAD = 10_000  # ambiguous leading lines held before the input's represent
 @dataclass(slots=True)
 class Outcome:
     """What one input line gave: a ``record``, a refusal (``error``: the located message, ``reason``: the
-    unlocated one, for counting), or nothing (``blank``: an empty or ``#`` line)."""
+    unlocated one, for counting), or nothing (``blank``: an empty or ``#`` line). ``abstained``: the record's
+    confidence was below ``--min-confidence`` (why, in words); its line is written empty."""
 
     line: int
     record: dict[str, Any] | None = None
     error: str | None = None
     reason: str | None = None
     blank: bool = False
+    abstained: str | None = None
 
     def text(self) -> str:
-        """The output line: the prediction, or empty for a refused or blank line."""
-        return self.record["prediction"] if self.record is not None else ""
+        """The output line: the prediction, or empty for a refused, blank or abstained line."""
+        return self.record["prediction"] if self.record is not None and self.abstained is None else ""
 
     def json(self) -> dict[str, Any]:
+        if self.record is not None and self.abstained is not None:
+            keep = ("confidence", "calibrated", "in_domain", "nearest_training_similarity", "domain_notes")
+            return {
+                "line": self.line,
+                "prediction": "",
+                "abstained": True,
+                "reason": self.abstained,
+                **{k: self.record.get(k) for k in keep},
+            }
         if self.record is not None:
             return self.record
         if self.blank:
@@ -49,12 +60,14 @@ class Outcome:
 
 @dataclass
 class StreamCounts:
-    """What a stream did with its lines: predicted, blank, refused (by reason), fell back."""
+    """What a stream did with its lines: predicted, blank, refused (by reason), fell back, abstained (below
+    ``--min-confidence``)."""
 
     lines: int = 0
     predicted: int = 0
     blank: int = 0
     fallbacks: int = 0
+    abstained: int = 0
     refused: Counter = field(default_factory=Counter)
 
     @property
@@ -70,7 +83,9 @@ class LineStream:
     ``--repr`` imposes (``None``: decided by the lines), with ``fixed_by`` saying who imposed it.
     ``skip_invalid``: refused lines become outcomes; otherwise the first one raises, after every line before it
     has been given out. ``check``: an extra test of a parsed line (the size limits), a reason or ``None``.
-    ``on_unequal``: called once, at the first line with unequal coefficients.
+    ``on_unequal``: called once, at the first line with unequal coefficients. ``annotate(predictor, records)``:
+    adds fields to a batch's records in place (the trust fields: calibrated confidence, in-domain flag, top-k);
+    ``min_confidence``: a record whose ``confidence`` is below it is abstained on (its line written empty).
     """
 
     def __init__(
@@ -88,6 +103,8 @@ class LineStream:
         check: Callable[[str, Any], str | None] | None = None,
         on_unequal: Callable[[], None] | None = None,
         predict_batch: Callable[[Any, list[BagExample]], list[dict[str, Any]]] | None = None,
+        annotate: Callable[[Any, list[dict[str, Any]]], None] | None = None,
+        min_confidence: float | None = None,
     ) -> None:
         self.predictor_for = predictor_for
         self.use = fixed_repr
@@ -98,6 +115,7 @@ class LineStream:
         self.check = check
         self.on_unequal = on_unequal
         self.predict_batch = predict_batch or (lambda p, exs: p.predict(exs, batch_size=len(exs), beam=self.beam))
+        self.annotate, self.min_confidence = annotate, min_confidence
         self.counts = StreamCounts()
         self._queue: deque[Outcome] = deque()
         self._batch: list[tuple[Outcome, BagExample]] = []
@@ -228,6 +246,14 @@ class LineStream:
             }
             self.counts.predicted += 1
             self.counts.fallbacks += bool(rec.get("fallback"))
+        if self.annotate is not None:
+            self.annotate(predictor, [out.record for out, _ in batch])
+        if self.min_confidence is not None:
+            for out, _ in batch:
+                c = float(out.record.get("confidence") or 0.0)
+                if c < self.min_confidence:
+                    out.abstained = f"confidence {c:.4f} < --min-confidence {self.min_confidence:g}"
+                    self.counts.abstained += 1
 
     def _done(self) -> list[Outcome]:
         """The outcomes at the head of the queue that are complete (a line waiting for its batch, or for the

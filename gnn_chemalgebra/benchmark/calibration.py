@@ -1,0 +1,381 @@
+"""``gnnca bench calibration``: fit a checkpoint's confidence on validation lines, then measure it on test lines.
+
+Fit (``--fit``, the default): predict each validation file of the model's representation (``src-valid.txt``;
+Type-1 variants read as Type 1, Type-2 variants as Type 2, the benchmark's ``bayes`` extent rule, a beam for the
+alternatives' model), label each line and each beam entry by exact match with ``tgt-valid.txt``, fit
+:class:`~gnn_chemalgebra.inference.trust.Calibrator`, build the in-domain index from the training reactions
+(``meta-train.jsonl``: the consumed molecules of each reaction) with its similarity threshold at a low quantile
+of the validation lines' similarities, and write both beside the checkpoint (``<checkpoint>.trust.json`` /
+``.trust.npz``). Test lines are never used for fitting.
+
+Score: predict each test file, annotate the records with the sidecars, and compare the raw confidence (the role
+head's joint probability) with the calibrated one: ECE (10 bins), AUROC, exact match of the 50 / 80 / 100% most
+confident lines. Writes a JSON record (with the command, the files and their line counts) and one PNG per model:
+the reliability diagram and the coverage-accuracy curve of each test set.
+
+Prediction records can be kept in ``--records`` (JSON lines per model, file, beam and limit) so a second run
+(another limit, a refit) predicts nothing twice.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..data.layout import variant_short
+from ..errors import InputError
+from ..evaluation.calibration import calibration_summary, coverage_curve, reliability_bins
+from ..evaluation.metrics import parse_prediction, parse_reference, score_pair
+from ..io import atomic_write_json, atomic_write_lines, read_lines, sha256_file
+
+COVERAGES = (0.5, 0.8, 1.0)
+
+
+@dataclass(frozen=True)
+class LineSet:
+    """One benchmark file pair of a variant: ``src-<split>.txt`` / ``tgt-<split>.txt``, read as ``line_type``."""
+
+    variant: str
+    split: str
+    src: Path
+    tgt: Path
+    line_type: int
+
+    @property
+    def name(self) -> str:
+        return f"{variant_short(self.variant)} {self.split}"
+
+
+def line_sets(built: Path, repr: str, variants: Sequence[str], split: str) -> list[LineSet]:
+    """The files of ``variants`` (short names such as ``T1_x1``, prefixed ``F_`` / ``S_`` by ``repr``)."""
+    out = []
+    for v in variants:
+        short = v if v[:2] in ("F_", "S_") else ("S_" if repr == "smiles" else "F_") + v
+        name = short if short.startswith("ChemAlgebra_") else f"ChemAlgebra_{short}"
+        if (name.split("_")[1] == "S") != (repr == "smiles"):
+            raise InputError(f"variant {v} is not in this model's representation ({repr})")
+        d = built / name
+        src, tgt = d / f"src-{split}.txt", d / f"tgt-{split}.txt"
+        for p in (src, tgt):
+            if not p.is_file():
+                raise InputError("no such file (build the data first: gnnca data build)", path=str(p))
+        out.append(LineSet(name, split, src, tgt, 2 if "_T2_" in name else 1))
+    return out
+
+
+# --------------------------------------------------------------------------- predicting and labelling
+def predict_set(
+    predictor: Any, ls: LineSet, beam: int, limit: int | None, cache: Path | None, tag: str, log: Callable
+) -> list[dict[str, Any]]:
+    """The ``--json`` records of the first ``limit`` lines of ``ls`` (all when ``None``), from the cache when a
+    complete file is there."""
+    from ..inference.run import predict_lines
+
+    lines = read_lines(ls.src)[: limit or None]
+    path = None
+    if cache is not None:
+        path = cache / f"{tag}-{variant_short(ls.variant)}-{ls.split}-lt{ls.line_type}-b{beam}-n{len(lines)}.jsonl"
+        if path.is_file():
+            recs = [json.loads(x) for x in read_lines(path)]
+            if len(recs) == len(lines):
+                log(f"{ls.name}: {len(recs)} records from {path}")
+                return recs
+    t0 = time.perf_counter()
+    res = predict_lines(lines, predictor, source_name=str(ls.src), line_type=str(ls.line_type), beam=beam)
+    if len(res.records) != len(lines):
+        raise InputError(f"{len(lines) - len(res.records)} line(s) could not be predicted", path=str(ls.src))
+    log(f"{ls.name}: predicted {len(lines)} lines (beam {beam}) in {time.perf_counter() - t0:.0f} s")
+    if path is not None:
+        atomic_write_lines(path, (json.dumps(r) for r in res.records))
+    return res.records
+
+
+def exact_labels(predictions: Sequence[str], targets: Sequence[str], repr: str) -> list[bool]:
+    """Exact match of each prediction line with its target (the benchmark's paper-mode scorer)."""
+    return [
+        score_pair(parse_prediction(p, repr).terms, parse_reference(t, repr)).em  # type: ignore[arg-type]
+        for p, t in zip(predictions, targets, strict=True)
+    ]
+
+
+def beam_labels(records: Sequence[dict[str, Any]], targets: Sequence[str], repr: str) -> list[list[bool]]:
+    """Exact match of every beam entry of every record."""
+    out = []
+    for r, t in zip(records, targets, strict=True):
+        ref = parse_reference(t, repr)  # type: ignore[arg-type]
+        out.append([score_pair(parse_prediction(e["prediction"], repr).terms, ref).em for e in r.get("beam") or []])  # type: ignore[arg-type]
+    return out
+
+
+# --------------------------------------------------------------------------- the training reactions
+def training_reactions(meta_files: Sequence[Path]) -> tuple[list[list[str]], set[str]]:
+    """The consumed molecules of every training reaction (``nu`` < 0 in ``meta-train.jsonl``), and every molecule
+    of those reactions."""
+    sets: list[list[str]] = []
+    mols: set[str] = set()
+    for f in meta_files:
+        with open(f, encoding="utf-8") as fh:
+            for line in fh:
+                d = json.loads(line)
+                sets.append([m for m, v in d["nu"] if v < 0])
+                mols.update(d.get("k", {}))
+                mols.update(m for m, _ in d["nu"])
+    return sets, mols
+
+
+def training_meta(train: Path, repr: str) -> list[Path]:
+    """``meta-train.jsonl`` of the representation's Type-2 x1 variant (the Type-1 one has the same reactions)."""
+    r = "S" if repr == "smiles" else "F"
+    for v in (f"ChemAlgebra_{r}_T2_x1", f"ChemAlgebra_{r}_T1_x1"):
+        f = train / v / "meta-train.jsonl"
+        if f.is_file():
+            return [f]
+    raise InputError(f"no meta-train.jsonl of ChemAlgebra_{r}_T2_x1 or _T1_x1", path=str(train))
+
+
+# --------------------------------------------------------------------------- fitting
+def fit_trust(
+    predictor: Any,
+    checkpoint: Path,
+    valid: Sequence[LineSet],
+    train_meta: Sequence[Path],
+    *,
+    beam: int = 5,
+    quantile: float = 0.02,
+    max_sets: int = 32768,
+    cache: Path | None = None,
+    tag: str = "model",
+    log: Callable = print,
+) -> tuple[Any, dict[str, Any]]:
+    """Fit the calibration on ``valid`` and the domain index on ``train_meta``; returns the
+    :class:`~gnn_chemalgebra.inference.trust.Trust` and a description of what it was fitted on."""
+    from ..inference.trust import Calibrator, DomainIndex, Trust, edit_model_path, edit_model_sha256
+
+    repr = predictor.repr
+    records: list[dict[str, Any]] = []
+    labels: list[bool] = []
+    blabels: list[list[bool]] = []
+    files = []
+    for ls in valid:
+        recs = predict_set(predictor, ls, beam, None, cache, tag, log)
+        tgts = read_lines(ls.tgt)
+        records += recs
+        labels += exact_labels([r["prediction"] for r in recs], tgts, repr)
+        blabels += beam_labels(recs, tgts, repr)
+        files.append({"src": str(ls.src), "tgt": str(ls.tgt), "lines": len(recs), "line_type": ls.line_type})
+    fitted_on = {"files": files, "lines": len(records), "beam": beam, "EM": float(np.mean(labels))}
+    cal = Calibrator.fit(records, labels, blabels, repr=repr, fitted_on=fitted_on)
+    t0 = time.perf_counter()
+    sets, mols = training_reactions(train_meta)
+    dom = DomainIndex.build(sets, mols, repr, max_sets=max_sets, info={"files": [str(f) for f in train_meta]})
+    sims = np.array([dom.check(r)[0] for r in records])
+    dom.threshold = float(np.quantile(sims, quantile))
+    dom.info.update(
+        threshold_rule=f"{quantile:.0%} quantile of the nearest-set similarity of the {len(records)} validation lines",
+        validation_in_domain=float(np.mean([dom.check(r)[1] for r in records])),
+    )
+    log(
+        f"domain index: {dom.info['reactant_sets']} training reactant sets, {dom.info['kept']} fingerprints kept, "
+        f"threshold {dom.threshold:.3f}, {time.perf_counter() - t0:.0f} s"
+    )
+    meta: dict[str, Any] = {"extent": "bayes"}
+    if repr == "smiles":
+        meta.update(edit_checkpoint=str(edit_model_path(predictor)), edit_sha256=edit_model_sha256(predictor))
+    return Trust(repr, cal, dom, meta), {"calibration": fitted_on, "domain": dom.info, **meta}
+
+
+# --------------------------------------------------------------------------- scoring
+def score_set(trust: Any, records: list[dict[str, Any]], ls: LineSet, repr: str) -> dict[str, Any]:
+    """Raw and calibrated confidence of one test set's records against its targets."""
+    from ..inference.trust import raw_confidence
+
+    tgts = read_lines(ls.tgt)[: len(records)]
+    y = exact_labels([r["prediction"] for r in records], tgts, repr)
+    raw = [raw_confidence(r) for r in records]
+    trust.annotate_many(records)
+    cal = [float(r["confidence"]) for r in records]
+    dom = [r.get("in_domain") for r in records]
+    out = {
+        "set": ls.name,
+        "src": str(ls.src),
+        "lines": len(records),
+        "line_type": ls.line_type,
+        "raw": calibration_summary(raw, y, coverages=COVERAGES),
+        "calibrated": calibration_summary(cal, y, coverages=COVERAGES),
+        "curve": {
+            "raw": coverage_curve(raw, y, 50),
+            "calibrated": coverage_curve(cal, y, 50),
+        },
+    }
+    if any(d is not None for d in dom):
+        ins = np.array([bool(d) for d in dom])
+        ya = np.array(y, dtype=float)
+        out["in_domain"] = {
+            "share": float(ins.mean()),
+            "EM_in": float(ya[ins].mean()) if ins.any() else None,
+            "EM_out": float(ya[~ins].mean()) if (~ins).any() else None,
+        }
+    return out
+
+
+def plot_sets(scores: Sequence[dict[str, Any]], title: str, path: Path) -> Path:
+    """Reliability diagram (calibrated and raw, 10 bins) and coverage-accuracy curve per test set, one row each."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    n = len(scores)
+    fig, axes = plt.subplots(n, 2, figsize=(10, 4.2 * n), squeeze=False)
+    for row, s in zip(axes, scores, strict=True):
+        ax = row[0]
+        ax.plot([0, 1], [0, 1], color="black", lw=0.8, ls="--", label="perfect")
+        for kind, color in (("raw", "#d95f02"), ("calibrated", "#1b9e77")):
+            bins = s[kind]["bins"]
+            xs = [b["confidence"] for b in bins]
+            ys = [b["accuracy"] for b in bins]
+            sizes = [max(8.0, 300.0 * b["n"] / s["lines"]) for b in bins]
+            ax.plot(xs, ys, color=color, lw=1.2)
+            ax.scatter(xs, ys, s=sizes, color=color, label=f"{kind}: ECE {100 * s[kind]['ECE']:.1f}%", zorder=3)
+        ax.set_xlim(0, 1)
+        ax.set_ylim(0, 1.02)
+        ax.set_xlabel("stated confidence (bin mean)")
+        ax.set_ylabel("exact match in bin")
+        ax.set_title(f"{s['set']} ({s['lines']:,} lines): reliability")
+        ax.legend(loc="upper left", fontsize=8)
+        ax.grid(alpha=0.3)
+        ax = row[1]
+        for kind, color in (("raw", "#d95f02"), ("calibrated", "#1b9e77")):
+            c = s["curve"][kind]
+            auc = s[kind]["AUROC"]
+            label = f"{kind}: AUROC {auc:.3f}" if auc is not None else kind
+            ax.plot([p["coverage"] for p in c], [100 * p["accuracy"] for p in c], color=color, label=label)
+        ax.axvline(0.8, color="grey", lw=0.8, ls=":")
+        ax.set_xlabel("coverage (most confident share of lines kept)")
+        ax.set_ylabel("exact match of the lines kept (%)")
+        ax.set_title(f"{s['set']}: coverage-accuracy")
+        ax.legend(loc="lower left", fontsize=8)
+        ax.grid(alpha=0.3)
+    fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0, 1, 0.97))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+    return path
+
+
+def _bins_table(scores: Sequence[dict[str, Any]]) -> str:
+    head = "| set | lines | EM | ECE raw -> cal | AUROC raw -> cal | EM@50 | EM@80 | EM@100 |"
+    rows = [head, "|---|---|---|---|---|---|---|---|"]
+    for s in scores:
+        r, c = s["raw"], s["calibrated"]
+        auc = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        rows.append(
+            f"| {s['set']} | {s['lines']:,} | {100 * c['EM']:.2f} | {100 * r['ECE']:.1f}% -> {100 * c['ECE']:.1f}% | "
+            f"{auc(r['AUROC'])} -> {auc(c['AUROC'])} | {100 * c['EM@50']:.2f} | {100 * c['EM@80']:.2f} | "
+            f"{100 * c['EM@100']:.2f} |"
+        )
+    return "\n".join(rows)
+
+
+def run_calibration(
+    checkpoints: Sequence[Path],
+    built: Path,
+    *,
+    train: Path | None = None,
+    valid_variants: Sequence[str] = ("T1_x1", "T2_x1"),
+    test_variants: Sequence[str] = ("T1_x1", "T2_x1"),
+    split: str = "test_in",
+    limit: int | None = None,
+    fit: bool = True,
+    fit_beam: int = 5,
+    beam: int = 1,
+    quantile: float = 0.02,
+    max_sets: int = 32768,
+    records: Path | None = None,
+    out: Path = Path("results/calibration"),
+    tag: str = "",
+    command: str = "",
+    log: Callable = print,
+) -> dict[str, Any]:
+    """Fit (or load) each checkpoint's sidecars, score the test sets, write ``calibration[_TAG].json`` and one PNG
+    per checkpoint; returns the record."""
+    import torch
+
+    from ..inference.predictor import Predictor
+    from ..inference.trust import Trust, sidecar_paths
+
+    torch.set_num_threads(1)
+    result: dict[str, Any] = {"command": command, "built": str(built), "split": split, "limit": limit, "models": []}
+    for ckpt in checkpoints:
+        ckpt = Path(ckpt)
+        if not ckpt.is_file():
+            raise InputError("no such checkpoint", path=str(ckpt))
+        predictor = Predictor.from_checkpoint(str(ckpt), extent="bayes")
+        repr = predictor.repr
+        name = ckpt.name.removesuffix(".pt")
+        model: dict[str, Any] = {"checkpoint": str(ckpt), "checkpoint_sha256": sha256_file(ckpt), "repr": repr}
+        if fit:
+            valid = line_sets(built, repr, valid_variants, "valid")
+            trust, info = fit_trust(
+                predictor,
+                ckpt,
+                valid,
+                training_meta(train or built, repr),
+                beam=fit_beam,
+                quantile=quantile,
+                max_sets=max_sets,
+                cache=records,
+                tag=name,
+                log=log,
+            )
+            js, npz = trust.save(ckpt)
+            model["sidecars"] = {str(p): p.stat().st_size for p in (js, npz) if p is not None}
+            model["fitted_on"] = info
+            log(f"wrote {js}" + (f" and {npz}" if npz else ""))
+        trust = Trust.load_for(ckpt)
+        if trust is None:
+            raise InputError(f"no calibration beside the checkpoint ({sidecar_paths(ckpt)[0].name}): run with --fit")
+        model.setdefault("fitted_on", {"calibration": trust.calibrator.fitted_on if trust.calibrator else None})
+        scores = []
+        for ls in line_sets(built, repr, test_variants, split):
+            recs = predict_set(predictor, ls, beam, limit, records, name, log)
+            s = score_set(trust, recs, ls, repr)
+            log(
+                f"{s['set']} ({s['lines']} lines): EM {100 * s['calibrated']['EM']:.2f}; ECE "
+                f"{100 * s['raw']['ECE']:.1f}% -> {100 * s['calibrated']['ECE']:.1f}%, AUROC "
+                f"{s['raw']['AUROC'] or 0:.3f} -> {s['calibrated']['AUROC'] or 0:.3f}, EM@80 "
+                f"{100 * s['raw']['EM@80']:.2f} -> {100 * s['calibrated']['EM@80']:.2f}"
+            )
+            scores.append(s)
+        suffix = f"_{tag}" if tag else ""
+        png = plot_sets(scores, f"{ckpt.name}: confidence on {split}" + (f", first {limit:,} lines" if limit else ""),
+                        out / f"calibration_{name}{suffix}.png")  # fmt: skip
+        model["plot"] = str(png)
+        model["sets"] = scores
+        model["table"] = _bins_table(scores)
+        result["models"].append(model)
+    path = out / f"calibration{('_' + tag) if tag else ''}.json"
+    atomic_write_json(path, result)
+    result["path"] = str(path)
+    return result
+
+
+__all__ = [
+    "LineSet",
+    "beam_labels",
+    "exact_labels",
+    "fit_trust",
+    "line_sets",
+    "plot_sets",
+    "reliability_bins",
+    "run_calibration",
+    "score_set",
+    "training_reactions",
+]

@@ -1,0 +1,79 @@
+"""``gnnca bench calibration`` on a small build: fits on validation lines only, writes the sidecars beside the
+checkpoint (small, no pickle), scores the test lines against their targets, draws the pictures, and refuses to
+score without a calibration."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gnn_chemalgebra.benchmark.calibration import exact_labels, line_sets, training_reactions
+from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.errors import InputError
+
+BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
+
+
+@pytest.mark.unit
+def test_exact_labels_use_the_benchmark_scorer() -> None:
+    assert exact_labels(["{1}H2O.{1}CO2", "{1}CO2"], ["{1}CO2.{1}H2O", "{1}CO2.{1}H2O"], "formula") == [True, False]
+    assert exact_labels(["{1}OCC"], ["{1}CCO"], "smiles") == [True]  # canonical SMILES
+
+
+@pytest.mark.unit
+def test_line_sets_refuse_the_other_representation(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="representation"):
+        line_sets(tmp_path, "formula", ["S_T1_x1"], "valid")
+    with pytest.raises(InputError, match="no such file"):
+        line_sets(tmp_path, "formula", ["T1_x1"], "valid")
+
+
+@pytest.mark.integration
+def test_fit_on_validation_then_score(built_small: Path, tmp_path: Path) -> None:
+    ckpt = tmp_path / "formula.pt"
+    shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
+    out = tmp_path / "out"
+    args = ["bench", "calibration", "--checkpoint", str(ckpt), "--built", str(built_small), "--test", "T1_x1"]
+    res = CliRunner().invoke(app, [*args, "--limit", "40", "--fit-beam", "3", "--out", str(out), "--tag", "small"])
+    assert res.exit_code == 0, res.output
+    rec = json.loads((out / "calibration_small.json").read_text())
+    (model,) = rec["models"]
+    files = model["fitted_on"]["calibration"]["files"]
+    assert [Path(f["src"]).name for f in files] == ["src-valid.txt", "src-valid.txt"]
+    n_valid = sum(len((built_small / v / "src-valid.txt").read_text().splitlines()) for v in
+                  ("ChemAlgebra_F_T1_x1", "ChemAlgebra_F_T2_x1"))  # fmt: skip
+    assert model["fitted_on"]["calibration"]["lines"] == n_valid
+    sets, _ = training_reactions([built_small / "ChemAlgebra_F_T2_x1" / "meta-train.jsonl"])
+    assert model["fitted_on"]["domain"]["reactant_sets"] == len(sets)
+    (s,) = model["sets"]
+    assert s["lines"] == 40 and Path(s["src"]).name == "src-test_in.txt"
+    for kind in ("raw", "calibrated"):
+        assert 0.0 <= s[kind]["ECE"] <= 1.0 and sum(b["n"] for b in s[kind]["bins"]) == 40
+    assert Path(model["plot"]).is_file() and Path(model["plot"]).stat().st_size > 10_000
+    js, npz = ckpt.with_name("formula.pt.trust.json"), ckpt.with_name("formula.pt.trust.npz")
+    assert js.stat().st_size + npz.stat().st_size < 5_000_000
+    with zipfile.ZipFile(npz) as z:
+        assert z.namelist() == ["fingerprints.npy"]  # plain arrays only: loaded with allow_pickle=False
+    # scoring again from the saved sidecars gives the same numbers
+    again = CliRunner().invoke(app, [*args, "--limit", "40", "--no-fit", "--out", str(out), "--tag", "again"])
+    assert again.exit_code == 0, again.output
+    s2 = json.loads((out / "calibration_again.json").read_text())["models"][0]["sets"][0]
+    assert s2["calibrated"]["ECE"] == pytest.approx(s["calibrated"]["ECE"])
+
+
+@pytest.mark.integration
+def test_scoring_without_a_calibration_is_one_line(built_small: Path, tmp_path: Path) -> None:
+    ckpt = tmp_path / "plain.pt"
+    shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
+    res = CliRunner().invoke(
+        app,
+        ["bench", "calibration", "--checkpoint", str(ckpt), "--built", str(built_small), "--no-fit", "--limit", "5",
+         "--out", str(tmp_path / "out")],
+    )  # fmt: skip
+    assert res.exit_code == 2
+    assert "no calibration beside the checkpoint" in res.output and "Traceback" not in res.output

@@ -1,0 +1,233 @@
+"""Trust fields of a prediction record: the calibrated confidence, the in-domain index, the top-k alternatives, and
+their storage beside a checkpoint (plain JSON and npz, bound to the checkpoint's bytes)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from gnn_chemalgebra.inference.trust import (
+    FEATURES,
+    Calibrator,
+    DomainIndex,
+    LinearModel,
+    Trust,
+    annotate_uncalibrated,
+    candidate_lines,
+    record_features,
+    sidecar_paths,
+)
+
+pytestmark = pytest.mark.unit
+
+
+def record(score: float, role_p: float, *, line_type: int = 1, beam: list | None = None, **kw) -> dict:
+    """A formula record of ``A + B -> AB`` with the given hypothesis score and role probabilities."""
+    rec = {
+        "line": 1,
+        "source": "{1}CH4O.{1}C2H4O2",
+        "prediction": "{1}H2O.{1}C3H6O2",
+        "line_type": line_type,
+        "fallback": False,
+        "confidence": round(role_p * role_p, 4),
+        "molecules": [
+            {"mol": "C2H4O2", "nu": -1, "confidence": role_p},
+            {"mol": "CH4O", "nu": -1, "confidence": role_p},
+        ],
+        "extent_candidates": [1],
+        "extent_posterior": [],
+        "main_product": "C3H6O2",
+        "beam": beam if beam is not None else [{"prediction": "{1}H2O.{1}C3H6O2", "logp": score}],
+    }
+    rec.update(kw)
+    return rec
+
+
+def synthetic(n: int, seed: int = 0) -> tuple[list[dict], list[bool]]:
+    """Records whose chance of being right falls with -score (as the network's do), with sampled outcomes."""
+    rng = np.random.default_rng(seed)
+    recs, ys = [], []
+    for i in range(n):
+        score = -float(rng.exponential(0.5))
+        recs.append(record(score, float(rng.uniform(0.6, 1.0)), line_type=1 + i % 2))
+        ys.append(bool(rng.uniform() < math.exp(score)))
+    return recs, ys
+
+
+def test_features_read_the_written_hypothesis() -> None:
+    f = record_features(record(-0.5, 0.9))
+    assert len(f) == len(FEATURES)
+    assert f[FEATURES.index("score")] == pytest.approx(math.log(0.5 + 1e-4))
+    assert f[FEATURES.index("roles")] == pytest.approx(math.log(-2 * math.log(0.9) + 1e-4))
+    fb = record_features(record(-0.5, 0.9, fallback=True))
+    assert fb[FEATURES.index("fallback")] == 1.0
+    assert fb[FEATURES.index("score")] == pytest.approx(math.log(30 + 1e-4))
+
+
+def test_linear_model_round_trip_and_refusal_of_one_outcome() -> None:
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(400, 3))
+    y = (X[:, 0] + 0.3 * rng.normal(size=400) > 0).astype(int)
+    m = LinearModel.fit(X, y)
+    again = LinearModel.from_json(json.loads(json.dumps(m.to_json())))
+    assert np.allclose(m.predict(X), again.predict(X))
+    assert m.coef[0] > 1.0  # the informative column
+    with pytest.raises(Exception, match="all right"):
+        LinearModel.fit(X, np.ones(400, dtype=int))
+
+
+def test_calibrator_is_calibrated_on_held_out_lines_and_per_line_type() -> None:
+    recs, ys = synthetic(4000, seed=0)
+    cal = Calibrator.fit(recs, ys, fitted_on={"files": ["valid"]})
+    assert set(cal.top) == {1, 2}
+    assert cal.fitted_on["line_types"]["1"]["lines"] == 2000
+    test, yt = synthetic(4000, seed=1)
+    p, own = cal.confidence(test)
+    assert own.all()
+    from gnn_chemalgebra.evaluation.calibration import expected_calibration_error
+
+    raw = [r["confidence"] for r in test]
+    assert expected_calibration_error(p, yt) < 0.03 < expected_calibration_error(raw, yt)
+    back = Calibrator.from_json(json.loads(json.dumps(cal.to_json())))
+    assert np.allclose(back.confidence(test)[0], p)
+
+
+def test_a_line_type_without_its_model_says_uncalibrated() -> None:
+    recs, ys = synthetic(600, seed=2)
+    only1 = [r for r in recs if r["line_type"] == 1]
+    cal = Calibrator.fit(only1, [y for r, y in zip(recs, ys, strict=True) if r["line_type"] == 1])
+    _, own = cal.confidence([record(-0.1, 0.9, line_type=2)])
+    assert not own[0]
+
+
+def test_candidate_lines_are_distinct_balanced_and_start_with_the_written_line() -> None:
+    beam = [
+        {"prediction": "{1}H2O.{1}C3H6O2", "logp": -0.1},
+        {"prediction": "{1}C3H6O2.{1}H2O", "logp": -0.5},  # the same line in another order
+        {"prediction": "{1}H2.{1}C3H6O3", "logp": -1.0},  # balanced alternative
+        {"prediction": "{1}C3H6O2", "logp": -1.5},  # unbalanced: water missing
+        {"prediction": "{1}CH4O.{1}C2H4O2", "logp": None},  # the no-reaction entry
+        {"prediction": "{1}O.{1}C3H8O2", "logp": -2.0},
+    ]
+    rec = record(-0.1, 0.95, beam=beam)
+    cands = candidate_lines(rec, "formula")
+    assert [c[0] for c in cands] == [0, 2, 5]
+    recs, ys = synthetic(2000, seed=3)
+    trust = Trust("formula", Calibrator.fit(recs, ys))
+    trust.annotate(rec, top_k=5)
+    probs = [t["probability"] for t in rec["top_k"]]
+    assert [t["prediction"] for t in rec["top_k"]][0] == rec["prediction"]
+    assert probs == sorted(probs, reverse=True) and sum(probs) <= 1.0 + 1e-6
+    assert len({t["prediction"] for t in rec["top_k"]}) == 3
+    assert [e["probability"] is None for e in rec["beam"]] == [False, True, False, True, True, False]
+    rec2 = record(-0.1, 0.95, beam=beam)
+    trust.annotate(rec2, top_k=2)
+    assert len(rec2["top_k"]) == 2
+
+
+def test_uncalibrated_records_still_get_a_number() -> None:
+    rec = record(-0.2, 0.9, fallback=True, confidence=None)
+    (out,) = annotate_uncalibrated([rec], "formula")
+    assert out["confidence"] == 0.0 and out["calibrated"] is False
+    assert out["in_domain"] is None and out["top_k"][0]["prediction"] == rec["prediction"]
+
+
+# --------------------------------------------------------------------------- the in-domain index
+TRAIN_SMILES = [
+    ["CC(=O)Cl", "NCc1ccccc1"],
+    ["CC(=O)O", "OCC"],
+    ["O=C(Cl)c1ccccc1", "CNC"],
+    ["CCBr", "Oc1ccccc1"],
+]
+
+
+def smiles_record(mols: list[str], consumed: list[str]) -> dict:
+    return {"molecules": [{"mol": m, "nu": -1 if m in consumed else 0, "confidence": 1.0} for m in mols]}
+
+
+@pytest.fixture(scope="module")
+def smiles_index() -> DomainIndex:
+    mols = [m for s in TRAIN_SMILES for m in s] + ["ClCCl", "CCN(CC)CC"]
+    idx = DomainIndex.build(TRAIN_SMILES, mols, "smiles")
+    idx.threshold = 0.3
+    return idx
+
+
+def test_a_training_reactant_set_is_in_domain(smiles_index: DomainIndex) -> None:
+    sim, ok, notes = smiles_index.check(smiles_record(["CC(=O)Cl", "NCc1ccccc1", "ClCCl"], ["CC(=O)Cl", "NCc1ccccc1"]))
+    assert sim == pytest.approx(1.0) and ok and notes == []
+
+
+def test_an_element_no_training_reaction_had_is_out_of_domain(smiles_index: DomainIndex) -> None:
+    sim, ok, notes = smiles_index.check(smiles_record(["CC[Se]CC", "CI"], ["CC[Se]CC", "CI"]))
+    assert not ok
+    assert any("Se" in n and "element" in n for n in notes) and any("I" in n.split(": ")[-1] for n in notes)
+
+
+def test_a_functional_group_no_training_reactant_had_is_out_of_domain(smiles_index: DomainIndex) -> None:
+    _, ok, notes = smiles_index.check(smiles_record(["OB(O)c1ccccc1", "Brc1ccccc1"], ["OB(O)c1ccccc1", "Brc1ccccc1"]))
+    assert not ok and any("boronic acid" in n for n in notes)
+
+
+def test_groups_never_together_in_training_are_out_of_domain(smiles_index: DomainIndex) -> None:
+    # acyl halides and alcohols were each training reactants, never in one reaction
+    _, ok, notes = smiles_index.check(smiles_record(["CC(=O)Cl", "OCC"], ["CC(=O)Cl", "OCC"]))
+    assert not ok and any("never together" in n and "acyl halide" in n for n in notes)
+
+
+def test_nearest_is_exact_against_brute_force() -> None:
+    rng = np.random.default_rng(0)
+    bits = rng.uniform(size=(3000, 256)) < rng.uniform(0.02, 0.3, size=(3000, 1))
+    fps = np.packbits(bits, axis=1).view(np.uint64)
+    idx = DomainIndex("formula", 256, fps, frozenset())
+    for q in range(40):
+        qb = rng.uniform(size=256) < rng.uniform(0.02, 0.3)
+        inter = (bits & qb).sum(1)
+        union = bits.sum(1) + qb.sum() - inter
+        want = float(np.max(np.where(union > 0, inter / np.maximum(union, 1), 0)))
+        assert idx.nearest(np.packbits(qb).view(np.uint64)) == pytest.approx(want), q
+
+
+# --------------------------------------------------------------------------- storage beside a checkpoint
+def test_sidecars_round_trip_and_belong_to_their_checkpoint(tmp_path: Path, smiles_index: DomainIndex) -> None:
+    ckpt = tmp_path / "model.pt"
+    ckpt.write_bytes(b"weights v1")
+    recs, ys = synthetic(800, seed=4)
+    trust = Trust("smiles", Calibrator.fit(recs, ys, fitted_on={"files": ["src-valid.txt"]}), smiles_index)
+    js, npz = trust.save(ckpt)
+    assert (js, npz) == sidecar_paths(ckpt)
+    assert json.loads(js.read_text())["calibrator"]["fitted_on"]["files"] == ["src-valid.txt"]
+    with np.load(npz, allow_pickle=False) as z:
+        assert z["fingerprints"].dtype == np.uint64
+    loaded = Trust.load_for(ckpt)
+    assert loaded is not None and loaded.domain is not None
+    assert np.allclose(loaded.calibrator.confidence(recs)[0], trust.calibrator.confidence(recs)[0])
+    assert loaded.domain.check(smiles_record(["CC(=O)O", "OCC"], ["CC(=O)O", "OCC"]))[0] == pytest.approx(1.0)
+    assert Trust.load_for(f"{ckpt},{ckpt}") is None  # an ensemble has no calibration of its own
+    other = tmp_path / "other.pt"
+    other.write_bytes(b"weights v2")
+    for p in sidecar_paths(ckpt):
+        p.rename(other.with_name(other.name + p.name.removeprefix(ckpt.name)))
+    assert Trust.load_for(other) is None  # sidecars written for other bytes are not used
+
+
+def test_a_smiles_calibration_is_bound_to_its_edit_model(tmp_path: Path) -> None:
+    from types import SimpleNamespace
+
+    from gnn_chemalgebra.inference.trust import edit_model_sha256, trust_for
+
+    ckpt, edit_a, edit_b = tmp_path / "gnn.pt", tmp_path / "edit_a.pt", tmp_path / "edit_b.pt"
+    for p, data in ((ckpt, b"gnn"), (edit_a, b"edits a"), (edit_b, b"edits b")):
+        p.write_bytes(data)
+
+    def predictor(edit: Path) -> SimpleNamespace:
+        return SimpleNamespace(repr="smiles", source=SimpleNamespace(checkpoint=str(ckpt), edit_checkpoint=str(edit)))
+
+    recs, ys = synthetic(400, seed=5)
+    Trust("smiles", Calibrator.fit(recs, ys), meta={"edit_sha256": edit_model_sha256(predictor(edit_a))}).save(ckpt)
+    assert trust_for(predictor(edit_a)) is not None
+    assert trust_for(predictor(edit_b)) is None  # product graphs from another edit model: not calibrated

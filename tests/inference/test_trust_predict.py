@@ -1,0 +1,184 @@
+"""``gnnca predict`` with a calibration beside the checkpoint: every --json line has a numeric ``confidence`` and
+``in_domain``; ``--min-confidence`` writes empty lines in place (alignment kept, reasons on stderr, counted);
+``--top-k`` lists distinct, balanced lines, most probable first; a reaction of an element absent from training is
+out of domain. The calibration is fitted here on the validation lines of a small build, as the benchmark command
+does on the full one."""
+
+from __future__ import annotations
+
+import io
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gnn_chemalgebra.chem.molecule import bag_composition
+from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.inference.source import LineSource
+from gnn_chemalgebra.inference.stream import LineStream
+
+BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
+
+
+class FixedPredictor:
+    """A stand-in network writing each source back; the trust fields come from ``annotate``."""
+
+    repr, vtype = "formula", 1
+
+    def predict(self, examples, batch_size=256, beam=1):  # noqa: ANN001, ANN201
+        return [{"prediction": ".".join(t.mol for t in ex.terms), "fallback": False} for ex in examples]
+
+
+@pytest.mark.unit
+def test_min_confidence_abstains_in_place() -> None:
+    def annotate(_p, records):  # noqa: ANN001, ANN202 - confidence 0.9 when the line holds water, else 0.2
+        for r in records:
+            r["confidence"] = 0.9 if "H2O" in r["prediction"] else 0.2
+            r["in_domain"] = True
+
+    text = b"H2O.ClNa\n\n# note\nCH4.O2\n}}bad{{\nH2O.HCl\nC2H6O\n"
+    stream = LineStream(
+        lambda _r: FixedPredictor(), fixed_repr="formula", skip_invalid=True, annotate=annotate, min_confidence=0.5
+    )
+    outs = [o for group in stream.run(LineSource(io.BytesIO(text), "in.txt", 1000), lambda: False) for o in group]
+    assert [o.line for o in outs] == list(range(1, 8))
+    assert [o.text() for o in outs] == ["H2O.ClNa", "", "", "", "", "H2O.HCl", ""]
+    assert [o.abstained is not None for o in outs] == [False, False, False, True, False, False, True]
+    assert stream.counts.abstained == 2 and stream.counts.predicted == 4 and stream.counts.refused_total == 1
+    slim = outs[3].json()
+    assert slim["abstained"] is True and slim["prediction"] == "" and slim["confidence"] == 0.2
+    assert "--min-confidence 0.5" in slim["reason"]
+
+
+# --------------------------------------------------------------------------- the bundled formula model, fitted here
+@pytest.fixture(scope="module")
+def fitted(tmp_path_factory: pytest.TempPathFactory, built_small: Path) -> Path:
+    """The bundled formula model copied, with sidecars fitted on the small build's validation lines."""
+    import numpy as np
+
+    from gnn_chemalgebra.evaluation.metrics import parse_prediction, parse_reference, score_pair
+    from gnn_chemalgebra.inference.predictor import Predictor
+    from gnn_chemalgebra.inference.run import predict_lines
+    from gnn_chemalgebra.inference.trust import Calibrator, DomainIndex, Trust, reactant_set
+
+    ckpt = tmp_path_factory.mktemp("fitted") / "formula.pt"
+    shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
+    pred = Predictor.from_checkpoint(str(ckpt), extent="bayes")
+    records, labels, beams = [], [], []
+    for variant, lt in (("ChemAlgebra_F_T1_x1", "1"), ("ChemAlgebra_F_T2_x1", "2")):
+        d = built_small / variant
+        recs = predict_lines((d / "src-valid.txt").read_text().splitlines(), pred, line_type=lt, beam=3).records
+        for r, t in zip(recs, (d / "tgt-valid.txt").read_text().splitlines(), strict=True):
+            ref = parse_reference(t, "formula")
+            labels.append(score_pair(parse_prediction(r["prediction"], "formula").terms, ref).em)
+            beams.append([score_pair(parse_prediction(e["prediction"], "formula").terms, ref).em for e in r["beam"]])
+        records += recs
+    cal = Calibrator.fit(records, labels, beams, repr="formula", fitted_on={"files": ["src-valid.txt"]})
+    sets, mols = [], set()
+    for line in (built_small / "ChemAlgebra_F_T2_x1" / "meta-train.jsonl").read_text().splitlines():
+        nu = json.loads(line)["nu"]
+        sets.append([m for m, v in nu if v < 0])
+        mols.update(m for m, _ in nu)
+    dom = DomainIndex.build(sets, mols, "formula")
+    dom.threshold = float(np.quantile([dom.check({"molecules": r["molecules"]})[0] for r in records], 0.02))
+    assert all(reactant_set(r) for r in records)
+    Trust("formula", cal, dom).save(ckpt)
+    return ckpt
+
+
+def _predict(args: list[str]) -> tuple[int, list[str], str]:
+    res = CliRunner().invoke(app, ["predict", *args])
+    return res.exit_code, res.stdout.splitlines(), res.stderr
+
+
+@pytest.mark.integration
+def test_every_json_line_has_a_number_and_a_domain(fitted: Path, built_small: Path) -> None:
+    src = built_small / "ChemAlgebra_F_T1_x1" / "src-test_in.txt"
+    code, lines, _ = _predict([str(src), "--checkpoint", str(fitted), "--json", "--line-type", "1"])
+    assert code == 0
+    recs = [json.loads(x) for x in lines]
+    assert len(recs) == len(src.read_text().splitlines())
+    assert all(isinstance(r["confidence"], float) and 0.0 <= r["confidence"] <= 1.0 for r in recs)
+    assert all(isinstance(r["in_domain"], bool) and r["calibrated"] is True for r in recs)
+    assert any(r["confidence"] != r["raw_confidence"] for r in recs)
+
+
+@pytest.mark.integration
+def test_min_confidence_keeps_alignment(fitted: Path, tmp_path: Path) -> None:
+    lines = [
+        "{2}CH3COCl.{2}C7H9N.{2}C6H15N",
+        "",
+        "# a comment",
+        "{1}C2H6O.{1}C2H4O2",
+        "not a formula ((",
+        "{1}C7H7Br.{1}C6H7BO2",
+    ]
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(lines) + "\n")
+    code, plain, _ = _predict([str(src), "--checkpoint", str(fitted), "--json", "--skip-invalid"])
+    assert code == 0
+    conf = {i: json.loads(x)["confidence"] for i, x in enumerate(plain) if "confidence" in json.loads(x)}
+    assert len(conf) == 3
+    cut = sorted(conf.values())[1]  # abstain on the least confident of the three
+    code, out, err = _predict([str(src), "--checkpoint", str(fitted), "--skip-invalid", "--min-confidence", str(cut)])
+    assert code == 0 and len(out) == len(lines)
+    kept = [i for i in conf if conf[i] >= cut]
+    assert [i for i, x in enumerate(out) if x] == kept
+    assert "abstained on 1 of 3 predicted line(s)" in err and f"in.txt:{min(conf, key=conf.get) + 1}:" in err
+
+
+@pytest.mark.integration
+def test_top_k_lines_are_distinct_balanced_and_sorted(fitted: Path, built_small: Path, tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join((built_small / "ChemAlgebra_F_T1_x1" / "src-test_in.txt").read_text().splitlines()[:30]))
+    code, out, _ = _predict([str(src), "--checkpoint", str(fitted), "--json", "--top-k", "4"])
+    assert code == 0
+    longest = 0
+    for r in map(json.loads, out):
+        rows = r["top_k"]
+        longest = max(longest, len(rows))
+        assert 1 <= len(rows) <= 4
+        probs = [row["probability"] for row in rows]
+        assert probs == sorted(probs, reverse=True) and sum(probs) <= 1.0 + 1e-3
+        keys = [frozenset(bag_composition(row["prediction"], "formula").items()) for row in rows]
+        assert all(k == frozenset(bag_composition(r["source"], "formula").items()) for k in keys)
+        assert len({row["prediction"] for row in rows}) == len(rows)
+    assert longest >= 2
+    code, cols, _ = _predict([str(src), "--checkpoint", str(fitted), "--top-k", "3", "--columns"])
+    assert code == 0 and all(len(c.split("\t")) % 2 == 0 for c in cols)
+
+
+@pytest.mark.integration
+def test_an_element_absent_from_training_is_out_of_domain(fitted: Path, tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("{1}C2H5TeCl.{1}CH4O\n")
+    code, out, _ = _predict([str(src), "--checkpoint", str(fitted), "--json"])
+    (rec,) = map(json.loads, out)
+    assert code == 0 and rec["in_domain"] is False
+    assert any("Te" in n for n in rec["domain_notes"])
+
+
+@pytest.mark.integration
+def test_a_checkpoint_without_sidecars_says_uncalibrated(tmp_path: Path) -> None:
+    ckpt = tmp_path / "plain.pt"
+    shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
+    src = tmp_path / "in.txt"
+    src.write_text("{2}CH3COCl.{2}C7H9N.{2}C6H15N\n")
+    code, out, _ = _predict([str(src), "--checkpoint", str(ckpt), "--json"])
+    (rec,) = map(json.loads, out)
+    assert code == 0 and rec["calibrated"] is False and rec["in_domain"] is None
+    assert rec["confidence"] == rec["raw_confidence"] > 0
+
+
+@pytest.mark.integration
+def test_python_api_has_the_trust_fields(fitted: Path) -> None:
+    from gnn_chemalgebra import load_predictor
+
+    p = load_predictor(fitted)
+    (a, b) = p.predict("{2}CH3COCl.{2}C7H9N.{2}C6H15N\n{1}C2H5TeCl.{1}CH4O", top_k=2, min_confidence=0.0)
+    assert a.calibrated and isinstance(a.confidence, float) and a.top_k[0] == (a.prediction, a.confidence)
+    assert b.in_domain is False and not b.abstained
+    (c,) = p.predict("{1}C2H5TeCl.{1}CH4O", min_confidence=1.0)
+    assert c.abstained and c.prediction == ""
