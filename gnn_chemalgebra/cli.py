@@ -367,7 +367,21 @@ def predict_cmd(
         "benchmark file, whose lines can have equal coefficients too), model (the checkpoint's training type).",
     ),
     max_chars: int = typer.Option(
-        100_000, "--max-chars", help="Longest input line read (characters); a longer one is refused unread."
+        None,
+        "--max-chars",
+        help="Longest line read, in characters (default 2,000; 0: no limit); longer: refused unread.",
+    ),
+    max_atoms: int = typer.Option(
+        None, "--max-atoms", help="Most heavy atoms in one molecule (default 200; 0: no limit)."
+    ),
+    max_molecules: int = typer.Option(
+        None, "--max-molecules", help="Most molecules in one line (default 40; 0: no limit)."
+    ),
+    max_total_atoms: int = typer.Option(
+        None,
+        "--max-total-atoms",
+        help="Most heavy atoms in one line, all molecules together (default 400; 0: no limit). The defaults are "
+        "the training data's largest lines with a margin; a line over a limit is refused with the limit named.",
     ),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto."),
     batch_size: int = typer.Option(256, "--batch-size", help="Lines per network batch."),
@@ -412,6 +426,9 @@ def predict_cmd(
         coef_set=coef_set,
         line_type=line_type,
         max_chars=max_chars,
+        max_atoms=max_atoms,
+        max_molecules=max_molecules,
+        max_total_atoms=max_total_atoms,
         device=device,
         batch_size=batch_size,
         workers=workers,

@@ -17,8 +17,6 @@ from fractions import Fraction
 from functools import reduce
 from math import gcd, lcm
 
-import sympy
-
 from ..chem.composition import CHARGE_KEY
 from ..chem.formula import write_formula
 from ..chem.reaction import cover_multipliers
@@ -54,6 +52,8 @@ def smallest_signed_balancing(comps: Sequence[Comp], signs: Sequence[int]) -> tu
     none among the :data:`SEARCH_POINTS` integer points with the smallest free coordinates)."""
     if len(comps) != len(signs) or any(s not in (-1, 1) for s in signs):
         raise ValueError("one sign (-1 or +1) per species")
+    import sympy  # imported on use: only a line with given products needs it
+
     _, rows = element_matrix(comps)
     n = len(comps)
     if not rows:

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import reduce
 from math import gcd, lcm
+from typing import TYPE_CHECKING
 
-import sympy
+if TYPE_CHECKING:
+    import sympy
 
 IntMatrix = list[list[int]]
 
@@ -31,6 +33,8 @@ def element_matrix(compositions: Sequence[Mapping[str, int]]) -> tuple[list[str]
 
 def primitive(vec: Sequence[int | sympy.Rational]) -> list[int]:
     """Scale a rational vector to integers with gcd 1 and first non-zero entry positive."""
+    import sympy  # imported on use: the predict path reaches this module but a formula line never needs sympy
+
     rats = [sympy.Rational(v) for v in vec]
     den = reduce(lcm, (int(r.q) for r in rats), 1)
     ints = [int(r * den) for r in rats]
@@ -54,6 +58,8 @@ def integer_nullspace(matrix: IntMatrix, ncols: int | None = None) -> IntMatrix:
         ncols = len(matrix[0])
     if not matrix:
         return [[int(i == j) for j in range(ncols)] for i in range(ncols)]
+    import sympy
+
     mat = sympy.Matrix([[sympy.Integer(v) for v in row] for row in matrix])
     if mat.shape[1] != ncols:
         raise ValueError(f"matrix has {mat.shape[1]} columns, expected {ncols}")
@@ -69,4 +75,6 @@ def rank(matrix: IntMatrix) -> int:
     """Exact rank."""
     if not matrix:
         return 0
+    import sympy
+
     return int(sympy.Matrix(matrix).rank())

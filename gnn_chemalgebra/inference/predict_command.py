@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..chem.limits import Limits, limit_error
 from ..errors import InputError
 from ..io import checkpoint_paths
 from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
@@ -37,7 +38,10 @@ class PredictOptions:
     beam: int = 1
     coef_set: str = "auto"
     line_type: str = "auto"
-    max_chars: int = 100_000
+    max_chars: int | None = None  # None: the default of chem.limits; 0: no limit
+    max_atoms: int | None = None
+    max_molecules: int | None = None
+    max_total_atoms: int | None = None
     device: str = "cpu"
     batch_size: int = 256
     workers: int = 1
@@ -47,6 +51,11 @@ class PredictOptions:
     columns: bool = False
 
 
+def limits_of(opts: PredictOptions) -> Limits:
+    """The size limits a line must keep (the defaults, with the ``--max-*`` options put in)."""
+    return Limits.from_options(opts.max_atoms, opts.max_molecules, opts.max_chars, opts.max_total_atoms)
+
+
 def check_options(opts: PredictOptions) -> None:
     """Every option checked before a model is loaded or a line read: one :class:`InputError` line each."""
     if opts.coef_set not in COEF_SETS:
@@ -54,7 +63,8 @@ def check_options(opts: PredictOptions) -> None:
     if opts.repr not in REPRS:
         raise InputError(f"--repr must be smiles, formula or auto, got {opts.repr!r}")
     line_vtype([], opts.line_type, 1)
-    for name in ("beam", "batch_size", "workers", "max_chars"):
+    limits_of(opts)  # a negative limit is one line
+    for name in ("beam", "batch_size", "workers"):
         if getattr(opts, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(opts, name)}")
     if opts.top_k < 1:
@@ -181,7 +191,8 @@ def run_predict(
 
     stream_in, name, fh = _open_input(opts)
     try:
-        source = LineSource(stream_in, name, opts.max_chars)
+        limits = limits_of(opts)
+        source = LineSource(stream_in, name, limits.max_chars or sys.maxsize // 8)
         stream = LineStream(
             predictors.for_repr,
             fixed_repr=fixed_repr,
@@ -193,6 +204,7 @@ def run_predict(
             beam=max(opts.beam, opts.top_k),
             batch_size=opts.batch_size * opts.workers,
             on_unequal=unequal_notice,
+            check=lambda text, inp: limit_error(text, inp.terms, limits, inp.repr),
             predict_batch=_batch_predictor(opts),
             annotate=predictors.annotate,
             min_confidence=opts.min_confidence,

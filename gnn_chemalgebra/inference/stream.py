@@ -82,7 +82,8 @@ class LineStream:
     of that representation, loaded on first use). ``fixed_repr``: the representation the checkpoint or
     ``--repr`` imposes (``None``: decided by the lines), with ``fixed_by`` saying who imposed it.
     ``skip_invalid``: refused lines become outcomes; otherwise the first one raises, after every line before it
-    has been given out. ``check``: an extra test of a parsed line (the size limits), a reason or ``None``.
+    has been given out. ``check(text, reading)``: an extra test of a parsed line (the size limits): the error
+    that refuses it, or ``None``.
     ``on_unequal``: called once, at the first line with unequal coefficients. ``annotate(predictor, records)``:
     adds fields to a batch's records in place (the trust fields: calibrated confidence, in-domain flag, top-k);
     ``min_confidence``: a record whose ``confidence`` is below it is abstained on (its line written empty).
@@ -100,7 +101,7 @@ class LineStream:
         line_type: str = "auto",
         beam: int = 1,
         batch_size: int = 256,
-        check: Callable[[str, Any], str | None] | None = None,
+        check: Callable[[str, Any], InputError | None] | None = None,
         on_unequal: Callable[[], None] | None = None,
         predict_batch: Callable[[Any, list[BagExample]], list[dict[str, Any]]] | None = None,
         annotate: Callable[[Any, list[dict[str, Any]]], None] | None = None,
@@ -119,7 +120,7 @@ class LineStream:
         self.counts = StreamCounts()
         self._queue: deque[Outcome] = deque()
         self._batch: list[tuple[Outcome, BagExample]] = []
-        self._undecided: list[tuple[Outcome, LineReading]] = []
+        self._undecided: list[tuple[Outcome, LineReading, str]] = []
         self._decider: int | None = None
         self._raise: InputError | None = None
 
@@ -170,27 +171,27 @@ class LineStream:
                 self._refuse(out, self._neither(reading))
                 return
             if kind == "both":
-                self._undecided.append((out, reading))
+                self._undecided.append((out, reading, text))
                 return
             self._decide(kind, out.line)
-        self._accept(out, reading)
+        self._accept(out, reading, text)
 
     def _decide(self, repr: str, line: int | None) -> None:
         self.use, self._decider = repr, line
         waiting, self._undecided = self._undecided, []
-        for out, reading in waiting:
-            self._accept(out, reading)
+        for out, reading, text in waiting:
+            self._accept(out, reading, text)
 
-    def _accept(self, out: Outcome, reading: LineReading) -> None:
+    def _accept(self, out: Outcome, reading: LineReading, text: str) -> None:
         try:
             inp = self._in_use(reading)
             predictor = self.predictor_for(self.use)
             vtype = line_vtype(inp.terms, self.line_type, predictor.vtype)
             example = to_example(inp, predictor.repr, vtype, self.coef_set)
             if self.check is not None:
-                why = self.check(format_bag(inp.terms), inp)
-                if why is not None:
-                    raise InputError(why)
+                over = self.check(text, inp)
+                if over is not None:
+                    raise over
         except InputError as err:
             self._refuse(out, err)
             return
@@ -258,7 +259,7 @@ class LineStream:
     def _done(self) -> list[Outcome]:
         """The outcomes at the head of the queue that are complete (a line waiting for its batch, or for the
         input's representation, holds back every line after it)."""
-        pending = {id(o) for o, _ in self._batch} | {id(o) for o, _ in self._undecided}
+        pending = {id(o) for o, _ in self._batch} | {id(u[0]) for u in self._undecided}
         done: list[Outcome] = []
         while self._queue and id(self._queue[0]) not in pending:
             out = self._queue.popleft()

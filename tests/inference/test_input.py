@@ -66,13 +66,14 @@ def test_forced_repr_and_every_refusal_says_why() -> None:
         read_reaction_lines(["C"], "inchi")
 
 
-def test_to_example_converts_smiles_for_a_formula_model_and_refuses_the_reverse() -> None:
+def test_to_example_refuses_a_line_in_the_other_representation() -> None:
+    """The checkpoint fixes the representation: SMILES are not turned into formulas, nor formulas into graphs."""
     (inp,) = [i for _, i in read_reaction_lines(["{2}CCO.{2}O"]).inputs]
-    ex = to_example(inp, "formula", 2)
-    assert ex.terms == [Term(2, "C2H6O"), Term(2, "H2O")] and ex.cset == "in"
+    with pytest.raises(InputError, match="this checkpoint reads formulas; the line is SMILES"):
+        to_example(inp, "formula", 2)
     (inp,) = [i for _, i in read_reaction_lines(["{7}H2O"]).inputs]
     assert to_example(inp, "formula", 2).cset == "out"
-    with pytest.raises(InputError, match="formulas cannot be turned into graphs"):
+    with pytest.raises(InputError, match="this checkpoint reads SMILES; the line is formulas"):
         to_example(inp, "smiles", 2)
 
 
