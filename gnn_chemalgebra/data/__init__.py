@@ -1,1 +1,1 @@
-"""USPTO-BAL builder, ChemAlgebra augmentation and variants, PyG featurisation."""
+"""USPTO-BAL builder, ChemAlgebra augmentation and variants, featurisation and batching of bags."""

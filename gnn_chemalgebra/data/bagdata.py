@@ -1,19 +1,26 @@
-"""The PyG ``Data`` class of one bag (training and the validation path); prediction batches bags without PyG
-(:meth:`~.featurize.Featurizer.bag_fields`, :mod:`.bagbatch`), so importing :mod:`.featurize` does not import PyG."""
+"""One bag's fields: what :meth:`~.featurize.Featurizer.bag` builds and :func:`~.dataset.to_data` labels, batched
+by :mod:`.bagbatch` (the project's one batching path; PyG's ``Data``/``Batch`` are not used for bags).
+
+Imports nothing: a plain ``dict`` of tensors and counts.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
-from torch_geometric.data import Data
 
+class BagData(dict):
+    """One bag's fields by name (``z``, ``x``, ``edge_index``, ..., ``num_mols``, ``num_nodes``), also read and
+    written as attributes: ``bag.num_mols``, ``bag.y_role = ...``. An absent field is an ``AttributeError`` (so
+    ``getattr(bag, name, None)`` reads it as absent)."""
 
-class BagData(Data):
-    """A bag of molecule graphs; ``atom2mol``/``mol_graph``/``ext_graph`` batch correctly."""
+    __slots__ = ()
 
-    def __inc__(self, key: str, value: Any, *args: Any, **kwargs: Any) -> Any:
-        if key == "atom2mol":
-            return int(self.num_mols)
-        if key in ("mol_graph", "ext_graph"):
-            return 1
-        return super().__inc__(key, value, *args, **kwargs)
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self[name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        self[name] = value

@@ -1,4 +1,4 @@
-"""Examples and PyG datasets for the GNN: source bags, labels from the builder's ``meta-<split>.jsonl``.
+"""Examples and datasets for the GNN: source bags, labels from the builder's ``meta-<split>.jsonl``.
 
 Labels per DISTINCT source molecule: its coefficient in the base reaction ``nu`` (-2..+2; sign = reactant /
 reagent / product already present). Per bag: the NEW products (in ``nu`` with n > 0, absent from the source).

@@ -1,10 +1,10 @@
-"""PyG featurisation of a reaction bag: one ``Data`` = the disjoint union of its DISTINCT molecules.
+"""Featurisation of a reaction bag: one :class:`~.bagdata.BagData` = the disjoint union of its DISTINCT molecules.
 
 Contract (what the network may see):
 
 * node features: RDKit atom graphs (SMILES) or element/count nodes (formula: one node per element, plus a
   ``charge`` node for ions; the count is a within-molecule composition, not a coefficient);
-* ``atom2mol``: node -> molecule index inside the bag (``__inc__`` adds the number of molecules);
+* ``atom2mol``: node -> molecule index inside the bag (batching adds the molecules before the bag);
 * ``mol_feat``: SCALE-FREE multiplicity features only (see :func:`multiplicity_features`), identical when every
   coefficient is multiplied by a constant or shifted by one (S_in -> S_out);
 * ``mol_coef``: raw total coefficients, for the algebra and for the deliberately naive ablation head only;
@@ -417,9 +417,9 @@ class Featurizer:
                 self.molecule(m)
 
     def bag_fields(self, bags: Sequence[tuple[Sequence[str], Sequence[int], Sequence[int]]]) -> dict[str, Any]:
-        """Several bags ``(mols, totals, nterms)`` collated in one go: every field equal to what collating
-        :meth:`bag` of each gives (PyG's ``Batch.from_data_list`` or :func:`.bagbatch.collate_bags`), plus
-        ``batch`` and ``ptr``; per-molecule tensors come from the cache and are concatenated once per field."""
+        """Several bags ``(mols, totals, nterms)`` collated in one go: every field equal to what
+        :func:`.bagbatch.collate_bags` of :meth:`bag` of each gives, ``batch`` and ``ptr`` included; per-molecule
+        tensors come from the cache and are concatenated once per field."""
         self.cache_molecules(m for mols, _, _ in bags for m in mols)
         cache = self._cache
         zs, xs, eis, eas, comps, sizes, n_edges = [], [], [], [], [], [], []

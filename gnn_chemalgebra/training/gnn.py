@@ -13,12 +13,11 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 import torch
-from torch.utils.data import DataLoader as TorchLoader
-from torch_geometric.loader import DataLoader
+from torch.utils.data import DataLoader
 
 from ..checkpoint import load_checkpoint
 from ..config import Config, typed
-from ..data.bagpack import PackedBags
+from ..data.bagbatch import PackedBags, collate_bags
 from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions
 from ..data.featurize import Featurizer
 from ..data.layout import variant_props
@@ -83,13 +82,13 @@ class GNNTask(Task):
         self.train_ds = BagDataset(train_ex, self.feat, self.vocab, lazy=d.lazy)
         self.val_ds = BagDataset(val_ex, self.feat, self.vocab)  # small: featurised once, decoded by the validator
         bs = cfg.train.batch_size
-        # In memory, every bag is packed once and a batch is a few index gathers (the tensors PyG's collation
-        # gives, data/bagpack.py); lazy datasets keep PyG's loader. Either loader samples the same indices.
+        # In memory, every bag is packed once and a batch is a few index gathers; bags built on access are
+        # collated per batch (the same tensors, data/bagbatch.py). Either loader samples the same indices.
         if self.train_ds.data is not None:
             packed = PackedBags(self.train_ds.data)
-            loader_cls: Any = functools.partial(TorchLoader, range(len(packed)), collate_fn=packed.batch)
+            loader_cls: Any = functools.partial(DataLoader, range(len(packed)), collate_fn=packed.batch)
         else:
-            loader_cls = functools.partial(DataLoader, self.train_ds)
+            loader_cls = functools.partial(DataLoader, self.train_ds, collate_fn=collate_bags)
         # One seeded permutation per epoch shared by all ranks (rank r takes every N-th index); a single process
         # shuffles with the engine's loader generator. train.sampler=distributed: the DDP order with one process.
         self.sampler = None
@@ -148,7 +147,8 @@ class GNNTask(Task):
         self.model.eval()
         tot, n = 0.0, 0
         # its own generator: a loader without one draws its seed from the global RNG, shifting training's dropout
-        for batch in DataLoader(self.val_ds, batch_size=self.cfg.train.batch_size, generator=torch.Generator()):
+        bs, gen = self.cfg.train.batch_size, torch.Generator()
+        for batch in DataLoader(self.val_ds, batch_size=bs, collate_fn=collate_bags, generator=gen):
             batch = batch.to(self.device)
             with autocast(self.device, self.amp):
                 out = self.model(batch)

@@ -1,8 +1,8 @@
 """The predictor's batch featurisation equals the per-bag one: every tensor the network reads, bit for bit.
 
 ``Featurizer.formula_features`` (all new formulas in one pass) against ``formula_graph`` + ``comp_vector`` per
-molecule, and ``dataset.collate_examples`` (one batch straight from the per-molecule cache) against PyG's
-``Batch.from_data_list`` of ``to_data(..., labels=False)`` per example, on the golden input lines (formula and
+molecule, and ``dataset.collate_examples`` (one batch straight from the per-molecule cache) against
+``collate_bags`` of ``to_data(..., labels=False)`` per example, on the golden input lines (formula and
 SMILES, Type 1 and 2) and a toy variant.
 """
 
@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 import torch
-from torch_geometric.data import Batch
 
 from gnn_chemalgebra.chem.bagfile import read_reaction_lines
 from gnn_chemalgebra.chem.molecule import composition
+from gnn_chemalgebra.data.bagbatch import collate_bags
 from gnn_chemalgebra.data.dataset import (
     ExtraVocab,
     collate_examples,
@@ -56,7 +56,7 @@ def test_formula_features_equal_the_per_molecule_graphs() -> None:
 @pytest.mark.parametrize(
     ("case", "repr"), [("formula_t1", "formula"), ("formula_t2", "formula"), ("smiles_t1", "smiles")]
 )
-def test_collate_examples_equals_pyg_batches_of_bagdata(case: str, repr: str) -> None:
+def test_collate_examples_equals_collated_bags(case: str, repr: str) -> None:
     examples = _golden_examples(case)
     for size in (1, 7, 64):
         feat_a, feat_b = Featurizer(repr), Featurizer(repr)  # cold caches each, as in a fresh process
@@ -64,7 +64,7 @@ def test_collate_examples_equals_pyg_batches_of_bagdata(case: str, repr: str) ->
         for s in range(0, min(len(examples), 3 * size), size):
             chunk = examples[s : s + size]
             got = collate_examples(chunk, feat_a)
-            ref = Batch.from_data_list([to_data(ex, feat_b, vocab, i, labels=False) for i, ex in enumerate(chunk)])
+            ref = collate_bags([to_data(ex, feat_b, vocab, i, labels=False) for i, ex in enumerate(chunk)])
             assert got.num_graphs == ref.num_graphs and got.num_nodes == ref.num_nodes
             keys = set(ref.keys()) - {"num_nodes"}
             assert set(got.keys()) == keys
@@ -77,6 +77,6 @@ def test_collate_examples_on_a_toy_variant(tmp_path: Path) -> None:
     examples = load_examples(tmp_path, "ChemAlgebra_F_T2_x1", "train")
     feat = Featurizer("formula")
     got = collate_examples(examples, feat)
-    ref = Batch.from_data_list([to_data(ex, feat, ExtraVocab([]), i, labels=False) for i, ex in enumerate(examples)])
+    ref = collate_bags([to_data(ex, feat, ExtraVocab([]), i, labels=False) for i, ex in enumerate(examples)])
     for key in set(ref.keys()) - {"num_nodes"}:
         assert _same(getattr(got, key), getattr(ref, key)), key

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch_geometric.data import Batch
 
+from gnn_chemalgebra.data.bagbatch import collate_bags
 from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, write_toy_variant
 from gnn_chemalgebra.data.featurize import Featurizer
 from gnn_chemalgebra.models.gnn import BagGNNConfig, build_model
@@ -25,7 +25,7 @@ def test_train_mode_equals_eval_mode_without_dropout(tmp_path) -> None:
     )
     torch.manual_seed(0)
     model = build_model(hp)
-    batch = Batch.from_data_list(BagDataset(exs, feat, vocab).data[:12])
+    batch = collate_bags(BagDataset(exs, feat, vocab).data[:12])
     results = []
     for train in (True, False):
         model.train(train)

@@ -1,4 +1,4 @@
-"""Featurisation: batching of bags (``__inc__``) and coefficient-blind inputs."""
+"""Featurisation: batching of bags (indices shifted per bag) and coefficient-blind inputs."""
 
 from __future__ import annotations
 
@@ -6,10 +6,10 @@ import dataclasses
 
 import pytest
 import torch
-from torch_geometric.data import Batch
 from torch_geometric.utils import scatter
 
 from gnn_chemalgebra.chem.bag import Term
+from gnn_chemalgebra.data.bagbatch import collate_bags
 from gnn_chemalgebra.data.dataset import ExtraVocab, example_from_terms, to_data
 from gnn_chemalgebra.data.featurize import ELEMENT_INDEX, Featurizer, multiplicity_features
 from gnn_chemalgebra.models.gnn import BagGNNConfig, build_model
@@ -24,10 +24,10 @@ def _bag(terms, repr="smiles"):
     return to_data(example_from_terms([Term(k, m) for k, m in terms]), feat, ExtraVocab([])), feat
 
 
-def test_inc_batches_atom2mol_and_mol_graph():
+def test_batching_shifts_atom2mol_and_mol_graph():
     a, _ = _bag([(1, "CCO"), (2, "O"), (1, "[Na+]")])
     b, _ = _bag([(3, "c1ccccc1"), (1, "Cl")])
-    batch = Batch.from_data_list([a, b, a])
+    batch = collate_bags([a, b, a])
     assert batch.atom2mol.max().item() == 3 + 2 + 3 - 1
     assert batch.mol_graph.tolist() == [0, 0, 0, 1, 1, 2, 2, 2]
     # every atom's molecule belongs to the atom's own graph
@@ -61,12 +61,10 @@ def test_network_inputs_are_scale_and_shift_free(transform, repr, mols):
     torch.manual_seed(0)
     hp = BagGNNConfig.from_settings({"hidden": 16, "layers": 1, "heads": 2, "dropout": 0.0}, feat.settings(), 3)
     model = build_model(hp).eval()
-    oa, ob = model(Batch.from_data_list([a])), model(Batch.from_data_list([b]))
+    oa, ob = model(collate_bags([a])), model(collate_bags([b]))
     assert torch.allclose(oa["role_logits"], ob["role_logits"])
     naive = build_model(dataclasses.replace(hp, name="naive")).eval()
-    assert not torch.allclose(
-        naive(Batch.from_data_list([a]))["coef_logits"], naive(Batch.from_data_list([b]))["coef_logits"]
-    )
+    assert not torch.allclose(naive(collate_bags([a]))["coef_logits"], naive(collate_bags([b]))["coef_logits"])
 
 
 def test_multiplicity_features_columns():

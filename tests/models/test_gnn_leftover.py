@@ -6,11 +6,11 @@ from collections import Counter
 
 import pytest
 import torch
-from torch_geometric.data import Batch
 
 from gnn_chemalgebra.algebra.extent import term_roles
 from gnn_chemalgebra.chem.bag import Term, parse_bag
 from gnn_chemalgebra.chem.molecule import composition
+from gnn_chemalgebra.data.bagbatch import collate_bags
 from gnn_chemalgebra.data.dataset import (
     BagDataset,
     ExtraVocab,
@@ -65,7 +65,7 @@ def test_leftover_labels_and_slots(toy):
         assert d.y_left[0, CHARGE_INDEX].item() == 2 + want.get("charge", 0)
         assert d.y_left[0, ELEMENT_INDEX["H"]].item() == want.get("H", 0)
     pred = Predictor.build({"hidden": 16, "layers": 1, "heads": 2, "dropout": 0.0}, feat, vocab, 1)
-    batch = Batch.from_data_list(ds.data[:4])
+    batch = collate_bags(ds.data[:4])
     out = pred.model(batch)
     # one slot per (bag, element present) plus H and the charge for every bag
     for b in range(4):

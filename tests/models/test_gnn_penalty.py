@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch_geometric.data import Batch
 
 from gnn_chemalgebra.algebra.roles import ROLE_NU
+from gnn_chemalgebra.data.bagbatch import collate_bags
 from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions, write_toy_variant
 from gnn_chemalgebra.data.featurize import CHARGE_INDEX, COMP_DIM, ELEMENT_INDEX, Featurizer
 from gnn_chemalgebra.models.gnn import BagGNNConfig, build_model
@@ -132,7 +132,7 @@ def test_loss_logs_penalty_and_weight_only_scales_it(tmp_path, leftover) -> None
     exs = load_examples(tmp_path, "ChemAlgebra_F_T2_x1", "train")
     feat = Featurizer("formula")
     vocab = ExtraVocab.build(exs)
-    batch = Batch.from_data_list(BagDataset(exs, feat, vocab).data)
+    batch = collate_bags(BagDataset(exs, feat, vocab).data)
     torch.manual_seed(0)
     hp = BagGNNConfig.from_settings({"hidden": 32, "layers": 1, "leftover": leftover}, feat.settings(), len(vocab))
     model = build_model(hp, vocab_compositions(vocab, feat)).eval()
@@ -175,8 +175,8 @@ def test_roles_only_lines_teach_roles_and_nothing_else(tmp_path) -> None:
     hp = BagGNNConfig.from_settings({"hidden": 32, "layers": 1}, feat.settings(), len(vocab))
     model = build_model(hp, vocab_compositions(vocab, feat)).eval()
     weights = {"mass_balance": 0.5}
-    mixed = Batch.from_data_list(data)
-    labelled = Batch.from_data_list(data[1::2])
+    mixed = collate_bags(data)
+    labelled = collate_bags(data[1::2])
     both = compute_losses(model(mixed), mixed, model, weights)
     only = compute_losses(model(labelled), labelled, model, weights)
     for key in ("extra", "leftover", "penalty"):
@@ -185,6 +185,6 @@ def test_roles_only_lines_teach_roles_and_nothing_else(tmp_path) -> None:
     for d in data[::2]:  # whatever a roles-only line's by-product and leftover labels say, they are not read
         d.y_left = torch.full_like(d.y_left, 3)
         d.y_extra = torch.ones_like(d.y_extra)
-    changed = Batch.from_data_list(data)
+    changed = collate_bags(data)
     again = compute_losses(model(changed), changed, model, weights)
     assert all(again[k].item() == pytest.approx(both[k].item(), rel=1e-6) for k in ("extra", "leftover", "penalty"))

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch_geometric.data import Batch
 
 from gnn_chemalgebra.algebra.roles import ROLE_NU
 from gnn_chemalgebra.chem.bag import format_bag
 from gnn_chemalgebra.chem.molecule import composition
+from gnn_chemalgebra.data.bagbatch import collate_bags
 from gnn_chemalgebra.data.dataset import (
     BagDataset,
     ExtraVocab,
@@ -39,7 +39,7 @@ def test_penalty_zero_on_gold_and_has_gradients(toy, variant):
     feat = Featurizer(repr)
     vocab = ExtraVocab.build(exs)
     ds = BagDataset(exs, feat, vocab)
-    batch = Batch.from_data_list(ds.data)
+    batch = collate_bags(ds.data)
     nu = torch.tensor(ROLE_NU, dtype=torch.float)
     B = batch.num_graphs
     main = torch.stack([feat.molecule(ex.main)[1] if ex.main else torch.zeros(COMP_DIM) for ex in exs])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 import torch
-from torch_geometric.data import Batch
 
+from gnn_chemalgebra.data.bagbatch import collate_bags
 from gnn_chemalgebra.data.featurize import Featurizer
 from gnn_chemalgebra.models.gnn import DEFAULTS, BagGNNConfig, build_model
 
@@ -21,7 +21,7 @@ def role_logits(mult_features: bool, totals: list[int]) -> torch.Tensor:
     model = build_model(hp).eval()
     nterms = [1] * len(MOLS)
     with torch.no_grad():
-        return model(Batch.from_data_list([feat.bag(MOLS, totals, nterms)]))["role_logits"]
+        return model(collate_bags([feat.bag(MOLS, totals, nterms)]))["role_logits"]
 
 
 def test_blind_model_reads_type1_and_type2_lines_alike() -> None:
@@ -49,7 +49,7 @@ def evidence(mols: list[list[str]]) -> torch.Tensor:
     from gnn_chemalgebra.models.product_evidence import product_evidence
 
     feat = Featurizer("formula")
-    batch = Batch.from_data_list([feat.bag(b, [1] * len(b), [1] * len(b)) for b in mols])
+    batch = collate_bags([feat.bag(b, [1] * len(b), [1] * len(b)) for b in mols])
     return product_evidence(batch.mol_comp, batch.mol_graph, batch.num_graphs, CHARGE_INDEX)
 
 

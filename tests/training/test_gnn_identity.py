@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from gnn_chemalgebra.checkpoint import load_checkpoint
+from gnn_chemalgebra.data.bagbatch import collate_bags
 from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, write_toy_variant
 from gnn_chemalgebra.data.featurize import Featurizer
 from gnn_chemalgebra.errors import InputError
@@ -57,9 +58,7 @@ def test_a_start_model_without_identity_is_reproduced_then_the_rows_train(toy, t
     assert n0 == 0 and n1 == n2 > 0
     base.eval(), same.eval(), tuned.eval()
     ds = BagDataset(load_examples(toy, VARIANT, "valid"), feat, ExtraVocab(vocab.items[1:]))
-    from torch_geometric.data import Batch
-
-    batch = Batch.from_data_list([ds[i] for i in range(len(ds))])
+    batch = collate_bags([ds[i] for i in range(len(ds))])
     with torch.no_grad():
         a, b, c = base(batch), same(batch), tuned(batch)
     assert torch.allclose(a["role_logits"], b["role_logits"], atol=1e-6)  # zero rows: the start model's function
@@ -118,9 +117,7 @@ def test_structure_rows_start_as_the_identity_model_then_train(toy_twin, tiny_cf
     n = base.config.encoder.identity_vocab
     assert tuple(rows.shape) == (n + 1, 64) and not rows[0].any() and bool((rows[1:].sum(1) > 0).all())
     ds = BagDataset(load_examples(toy, VARIANT, "valid"), feat, ExtraVocab(vocab.items[1:]))
-    from torch_geometric.data import Batch
-
-    batch = Batch.from_data_list([ds[i] for i in range(len(ds))])
+    batch = collate_bags([ds[i] for i in range(len(ds))])
     base.eval(), same.eval(), tuned.eval()
     with torch.no_grad():
         a, b, c = base(batch), same(batch), tuned(batch)
