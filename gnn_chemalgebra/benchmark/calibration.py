@@ -186,7 +186,8 @@ def fit_trust(
     )
     meta: dict[str, Any] = {"extent": "bayes"}
     if repr == "smiles":
-        meta.update(edit_checkpoint=str(edit_model_path(predictor)), edit_sha256=edit_model_sha256(predictor))
+        edit = edit_model_path(predictor)
+        meta.update(edit_checkpoint=None if edit is None else edit.name, edit_sha256=edit_model_sha256(predictor))
     return Trust(repr, cal, dom, meta), {"calibration": fitted_on, "domain": dom.info, **meta}
 
 
