@@ -122,13 +122,14 @@ class Predictors:
 
     def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
         """The trust fields of a batch's records: the checkpoint's calibration and in-domain index when saved
-        beside it, else the raw confidence marked uncalibrated."""
+        beside it, else the raw confidence marked uncalibrated. The in-domain fields only for --json (text output
+        does not show them, and the index search is most of the cost)."""
         from .trust import annotate_records, trust_for
 
         key = id(predictor)
         if key not in self._trust:
             self._trust[key] = trust_for(predictor)
-        annotate_records(records, self._trust[key], predictor.repr, self.opts.top_k)
+        annotate_records(records, self._trust[key], predictor.repr, self.opts.top_k, domain=self.opts.as_json)
 
     def fixed(self) -> Any | None:
         """The checkpoint the user named ($GNNCA_CHECKPOINT included), loaded; ``None`` for the bundled ones."""

@@ -356,11 +356,13 @@ def set_fingerprint(mols: Iterable[str], repr: str, nbits: int) -> np.ndarray:
     return fp
 
 
-def mol_elements(mol: str, repr: str) -> set[str]:
+@lru_cache(maxsize=65536)
+def mol_elements(mol: str, repr: str) -> frozenset[str]:
+    """The elements of one molecule (none when it does not parse)."""
     try:
-        return {e for e in composition(mol, repr) if e != CHARGE_KEY}  # type: ignore[arg-type]
+        return frozenset(e for e in composition(mol, repr) if e != CHARGE_KEY)  # type: ignore[arg-type]
     except ChemAlgebraError:
-        return set()
+        return frozenset()
 
 
 def reactant_set(rec: Mapping[str, Any]) -> list[str]:
@@ -602,8 +604,11 @@ class Trust:
         for callers that hold it; everything needed is in the record."""
         return self.annotate_many([record], top_k)[0]
 
-    def annotate_many(self, records: Sequence[dict[str, Any]], top_k: int = 1) -> Sequence[dict[str, Any]]:
-        """:meth:`annotate` for many records (one model evaluation per line type)."""
+    def annotate_many(
+        self, records: Sequence[dict[str, Any]], top_k: int = 1, domain: bool = True
+    ) -> Sequence[dict[str, Any]]:
+        """:meth:`annotate` for many records (one model evaluation per line type). ``domain=False`` leaves the
+        in-domain fields out (the index search is most of the cost; plain text output does not show them)."""
         for r in records:
             r["raw_confidence"] = raw_confidence(r)
         if self.calibrator is not None:
@@ -614,7 +619,9 @@ class Trust:
         for r, c, o in zip(records, conf, own, strict=True):
             r["confidence"] = round(float(c), 4)
             r["calibrated"] = bool(o)
-            if self.domain is not None:
+            if not domain:
+                pass
+            elif self.domain is not None:
                 sim, ok, notes = self.domain.check(r)
                 r["in_domain"], r["nearest_training_similarity"], r["domain_notes"] = ok, round(sim, 4), notes
             else:
@@ -676,10 +683,10 @@ def annotate_uncalibrated(records: Sequence[dict[str, Any]], repr: str, top_k: i
 
 
 def annotate_records(
-    records: Sequence[dict[str, Any]], trust: Trust | None, repr: str, top_k: int = 1
+    records: Sequence[dict[str, Any]], trust: Trust | None, repr: str, top_k: int = 1, domain: bool = True
 ) -> Sequence[dict[str, Any]]:
     """:meth:`Trust.annotate_many`, or :func:`annotate_uncalibrated` when ``trust`` is ``None``."""
-    return (trust or Trust(repr)).annotate_many(records, top_k)
+    return (trust or Trust(repr)).annotate_many(records, top_k, domain)
 
 
 _FOR_PREDICTOR: dict[tuple, Trust | None] = {}
