@@ -289,9 +289,10 @@ def train_cmd(
 
         typer.echo(yaml.safe_dump(cfg.to_dict(), sort_keys=False), nl=False)
         return
-    from .inference.validation import train
+    from .inference.validation import predictor_validator
+    from .training.run import train
 
-    summary = train(cfg, resume=resume)
+    summary = train(cfg, resume=resume, validator=predictor_validator)
     if isinstance(summary, dict):
         typer.echo(json.dumps({k: v for k, v in summary.items() if k != "history"}, indent=1, default=str))
 

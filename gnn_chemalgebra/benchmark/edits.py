@@ -123,10 +123,10 @@ def edit_benchmark(
 
     from ..data.edit_dataset import load_records
     from ..inference.edit_decode import EditPredictor
-    from .train import train_model
+    from ..training.run import train
 
     ck = checkpoint or Path(cfg.get("run_dir", "runs/edits")) / "best.pt"
-    trained = train_model(cfg, resume=resume) if (train_first or resume or not ck.exists()) else None
+    trained = train(cfg, resume=resume) if (train_first or resume or not ck.exists()) else None
     records = load_records(reaction_file(cfg["data"]["dir"], split), limit)
     metrics = evaluate_edit_model(EditPredictor.from_checkpoint(ck), records, beam, batch_size)
     summary_path = ck.parent / "summary.json"

@@ -25,10 +25,11 @@ from ..data.dataset import load_examples
 from ..data.layout import variant_props, variant_short
 from ..evaluation.metrics import evaluate_lines
 from ..inference.report import count_fallbacks
+from ..inference.validation import predictor_validator
 from ..io import atomic_write_json, atomic_write_lines, read_lines
+from ..training.run import train
 from .errors import main_accuracy, record_errors, report_errors
 from .records import LOCAL, METRICS, Record, read_marker, write_marker
-from .train import train_model
 
 TASKS: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "std": ("train", "valid", ("test_in", "test_out")),
@@ -141,7 +142,7 @@ def ensure_trained(opts: GnnOptions, variant: str, model: str, task: str, log: C
     resume = opts.resume and (run_dir / "last.pt").exists()
     log(f"train {variant_short(variant)} {model} {task} ({'resume' if resume else 'fresh'}) -> {run_dir}")
     t0 = time.perf_counter()
-    summary = train_model(cfg, resume=resume)
+    summary = train(cfg, resume=resume, validator=predictor_validator)
     summary["wall_s"] = time.perf_counter() - t0
     write_marker(run_dir, summary)
     log(f"  best val {summary.get('best', {})}")

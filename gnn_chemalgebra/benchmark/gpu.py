@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import load_config
-from .train import train_model
+from ..inference.validation import predictor_validator
+from ..training.run import train
 
 
 @dataclass
@@ -39,7 +40,7 @@ def train_row(opts: GpuOptions, device: str, amp: bool, threads: int) -> dict[st
             f"train.batch_size={opts.batch_size}", "train.patience=1000", "train.tensorboard=false",
             "train.progress=false", "train.max_minutes=0", "train.max_steps=0",
         ]  # fmt: skip
-        s = train_model(load_config(opts.config, overrides))
+        s = train(load_config(opts.config, overrides), validator=predictor_validator)
     hist = s["history"]
     return {
         "device": device,

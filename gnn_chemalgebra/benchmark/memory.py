@@ -28,11 +28,13 @@ import resource, sys
 import torch
 torch.set_num_threads(1)
 from gnn_chemalgebra.config import load_config
-from gnn_chemalgebra.benchmark.train import train_model
+from gnn_chemalgebra.inference.validation import predictor_validator
+from gnn_chemalgebra.training.run import train
 built, variant, lines, run_dir, lazy, config = sys.argv[1:7]
-train_model(load_config(config, [f"data.dir={built}", f"data.variant={variant}", f"data.limit={lines}",
+train(load_config(config, [f"data.dir={built}", f"data.variant={variant}", f"data.limit={lines}",
     "data.val_limit=200", f"run_dir={run_dir}", "train.epochs=1", "train.max_steps=0", "train.tensorboard=false",
-    "train.progress=false", "train.num_threads=1", "train.max_minutes=0", f"data.lazy={lazy}"]))
+    "train.progress=false", "train.num_threads=1", "train.max_minutes=0", f"data.lazy={lazy}"]),
+    validator=predictor_validator)
 print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 """
 

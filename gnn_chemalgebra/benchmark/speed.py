@@ -20,9 +20,10 @@ from typing import Any
 
 from ..config import load_config
 from ..data.layout import split_files
+from ..inference.validation import predictor_validator
 from ..io import read_lines
+from ..training.run import train
 from .gnn import checkpoint_of
-from .train import train_model
 
 KEYS = ("gnn_train", "tf_train", "gnn_pred", "tf_pred1", "tf_pred5")
 
@@ -48,7 +49,7 @@ def _train(opts: SpeedOptions, config: str, run_dir: Path, extra: list[str]) -> 
         "train.progress=false", f"train.num_threads={opts.threads}", "train.max_minutes=0", "train.max_steps=0",
         "train.device=cpu", "train.epochs=1", f"data.limit={opts.train_lines}", "data.val_limit=100",
     ]  # fmt: skip
-    s = train_model(load_config(config, [*common, *extra]))
+    s = train(load_config(config, [*common, *extra]), validator=predictor_validator)
     rate = s.get("train_reactions_per_s") or s["history"][-1]["train"]["reactions_per_s"]
     return float(rate), int(s.get("n_params") or s["params"])
 

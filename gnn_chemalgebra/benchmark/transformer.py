@@ -21,9 +21,9 @@ from ..data.layout import split_files, variant_props, variant_short
 from ..errors import InputError
 from ..evaluation.metrics import evaluate_lines, parse_prediction
 from ..io import atomic_write_lines, read_lines
+from ..training.run import train
 from .gnn import TASKS, checkpoint_of
 from .records import LOCAL, METRICS, Record, read_marker, write_marker
-from .train import train_model
 
 TASK_DIRS = {"std": "standard", "cross": "cross"}  # run-folder names of the earlier runs, kept for resuming
 
@@ -107,7 +107,7 @@ def train_run(
         log(f"train {opts.model_name} {variant_short(variant)} {task} to {steps} steps ({how})")
         before = float((read_marker(run_dir) or {}).get("wall_s", 0.0)) if resume else 0.0
         t0 = time.perf_counter()
-        done = train_model(cfg, resume=resume)
+        done = train(cfg, resume=resume)
         # wall time of every session of this run; a run trained outside the bench (no marker, e.g. the plateau
         # run of configs/transformer_plateau.yaml linked in as the cell's folder) counts at least its training time
         elapsed = before + time.perf_counter() - t0

@@ -1,16 +1,15 @@
 """Whole-line validation of the bag GNN during training, wired from above the training floor.
 
 Training must not import inference (floors), yet the GNN's early-stopping metric is the EM of whole decoded
-lines, which needs the predictor. So the engine takes a validator factory; this module builds it, and
-:func:`train` is the entry point that trains any model with the right validator (``gnnca train`` uses it).
+lines, which needs the predictor. So the one training entry, :func:`gnn_chemalgebra.training.run.train`, takes a
+validator factory; this module builds it: ``train(cfg, resume=..., validator=predictor_validator)`` is how
+``gnnca train`` and ``gnnca bench`` train any model (the tasks that do not take it validate themselves).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
-
-from ..config import Config, typed
 
 LINE_METRICS = ("EM", "JAC", "F1", "mol_JAC", "mol_F1")
 
@@ -36,16 +35,3 @@ def predictor_validator(task: Any) -> Callable[[], dict[str, float]]:
         return {k: res[k] for k in LINE_METRICS}
 
     return validate
-
-
-def validator_for(cfg: Config) -> Callable[[Any], Callable[[], dict[str, float]]] | None:
-    """The validator factory a model needs from this floor (the GNN's; the others validate themselves)."""
-    return predictor_validator if cfg.model_name in ("gnn", "naive") else None
-
-
-def train(cfg: Config | dict[str, Any], resume: bool = False) -> dict[str, Any]:
-    """Train the model named by ``model.name`` with its full validation; returns the run summary."""
-    from ..training.run import train as run_train
-
-    cfg = typed(cfg)
-    return run_train(cfg, resume=resume, validator=validator_for(cfg))

@@ -1,1 +1,1 @@
-"""Training loops, checkpoints, devices and logging."""
+"""Training: one entry, :func:`.run.train`, running a model's task (gnn, edits, seq2seq) on the engine's Trainer."""

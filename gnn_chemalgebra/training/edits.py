@@ -3,7 +3,8 @@
 Early stopping on the validation *exact-edit* rate (every argmax pair/atom label right: cheap, and the beam's
 top-1 follows it closely); the loop, checkpoints and resume are the engine's (:mod:`.engine`).
 
-Run: ``gnnca train --config configs/edits_cpu.yaml [--resume] [--set k=v ...]``.
+Run: ``gnnca train --config configs/edits_cpu.yaml [--resume] [--set k=v ...]``, or from Python
+:func:`.run.train` (``train(cfg, task=EditTask(examples))`` with prebuilt examples).
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from typing import Any
 import torch
 from torch_geometric.loader import DataLoader
 
-from ..config import Config, DataConfig, typed
+from ..config import Config, DataConfig
 from ..data.edit_dataset import (
     EDIT_FEATURIZER_VERSION,
     SizeBucketBatchSampler,
@@ -27,7 +28,7 @@ from ..data.edit_dataset import (
 from ..errors import InputError
 from ..models.edit_model import build_edit_model, edit_hparams, edit_losses, exact_edit_hits, sample_pairs
 from . import distributed
-from .engine import Metrics, Task, fit
+from .engine import Metrics, Task
 
 
 def reaction_path(data_dir: str | Path, split: str) -> Path:
@@ -109,6 +110,7 @@ class EditTask(Task):
     name = "edits"
 
     def __init__(self, examples: dict[str, list] | None = None) -> None:
+        """``examples``: prebuilt ``{"train": [...], "valid": [...]}`` (tests); otherwise read from ``data.dir``."""
         self.examples = examples
 
     def build(self, cfg: Config, device: torch.device, ck: dict[str, Any] | None, gen: torch.Generator,
@@ -197,13 +199,3 @@ def _report_line(rep: dict[str, Any]) -> str:
              for s, row in rep["by_source"].items()]  # fmt: skip
     parts += [f"{s} {n:,} excluded by data.edit_sources" for s, n in rep["excluded"].items()]
     return f"{rep['used']:,} examples; " + "; ".join(parts) + (f"; cache {rep['cache']}" if "cache" in rep else "")
-
-
-def train_edits(
-    cfg: Config | dict[str, Any], resume: bool = False, examples: dict[str, list] | None = None
-) -> dict[str, Any]:
-    """Train (or resume) the edit model described by ``cfg``; returns a summary (also ``run_dir/summary.json``).
-
-    ``examples``: prebuilt ``{"train": [...], "valid": [...]}`` (tests); otherwise read from ``data.dir``.
-    """
-    return fit(EditTask(examples), typed(cfg, model_name="edits"), resume=resume)

@@ -1,8 +1,9 @@
 """The bag GNN as a training task: toy-to-paper variants, bf16 autocast on CUDA, DDP through torchrun.
 
-The engine (:mod:`.engine`) runs the loop. Whole-line validation EM needs the predictor, a higher floor, so it
-is injected: ``gnnca train`` passes :func:`gnn_chemalgebra.inference.validation.predictor_validator`; without
-it the task reports its validation loss only.
+Trained through :func:`.run.train` (``model.name`` gnn or naive); the engine (:mod:`.engine`) runs the loop.
+Whole-line validation EM needs the predictor, a higher floor, so it is injected: ``gnnca train`` passes
+:func:`gnn_chemalgebra.inference.validation.predictor_validator`; without it the task reports its validation loss
+only.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from ..checkpoint import load_checkpoint
-from ..config import Config, typed
+from ..config import Config
 from ..data.bagbatch import PackedBags, collate_bags
 from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions
 from ..data.featurize import Featurizer
@@ -28,7 +29,7 @@ from ..models.losses import compute_losses
 from . import distributed
 from .device import autocast
 from .distill import DistillTargets, distill_summary, load_teacher
-from .engine import Metrics, Task, ValidatorFactory, fit
+from .engine import Metrics, Task
 
 
 class GNNTask(Task):
@@ -37,6 +38,7 @@ class GNNTask(Task):
     name = "gnn"
     fallback_monitor = "loss"  # without the line validator there is no EM
     fused_optimizer = True
+    takes_validator = True
 
     def build(self, cfg: Config, device: torch.device, ck: dict[str, Any] | None, gen: torch.Generator,
               dist_info: distributed.DistInfo) -> None:  # fmt: skip
@@ -200,10 +202,3 @@ def structure_rows(keys: torch.Tensor, feat: Featurizer, data_dir: str, variant:
         smiles_of_key.setdefault(k, by_formula[f])
     fps = morgan_counts([smiles_of_key.get(k) for k in keys.tolist()], n_bits)
     return torch.cat([torch.zeros(1, n_bits, dtype=torch.uint8), torch.from_numpy(fps)])
-
-
-def train_gnn(
-    cfg: Config | dict[str, Any], resume: bool = False, validator: ValidatorFactory | None = None
-) -> dict[str, Any]:
-    """Train (or resume) the bag GNN; ``validator``: see the module docstring."""
-    return fit(GNNTask(), typed(cfg), resume=resume, validator=validator)

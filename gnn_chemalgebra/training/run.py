@@ -1,20 +1,27 @@
-"""Dispatch on ``model.name`` to the task trained by the engine: the bag GNN (``gnn``, ``naive``), the
-bond-edit model (``edits``) or the Transformer baseline (``transformer``).
+"""The one way into training: :func:`train`, which ``gnnca train``, ``gnnca bench`` and library callers use.
 
-``validator`` adds metrics computed on a higher floor (the GNN's whole-line EM); callers above the training
-floor get it from :func:`gnn_chemalgebra.inference.validation.train`, which is what ``gnnca train`` runs.
+``model.name`` picks the task: the bag GNN (``gnn``, ``naive``: :class:`.gnn.GNNTask`), the
+bond-edit model (``edits``: :class:`.edits.EditTask`) or the Transformer baseline (``transformer``:
+:class:`.seq2seq.TransformerTask`); each owns its model, batches, loss and validation metric, and the
+:class:`.engine.Trainer` runs it.
+
+``validator`` adds metrics computed on a higher floor, for the tasks that take them: the GNN's whole-line EM needs
+the predictor, so callers above the training floor pass
+:func:`gnn_chemalgebra.inference.validation.predictor_validator` (``gnnca train`` does). Without it the GNN
+early-stops on its validation loss.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
-from ..config import Config, typed
-from .engine import ValidatorFactory, fit
+from ..config import MODEL_CONFIGS, Config, typed
+from .engine import Task, Trainer, ValidatorFactory
 
 
-def make_task(name: str) -> Any:
-    """The training task of a model name (imported lazily: each pulls in its own model and data code)."""
+def make_task(name: str) -> Task:
+    """A fresh task for a model name (imported lazily: each pulls in its own model and data code)."""
     if name == "transformer":
         from .seq2seq import TransformerTask
 
@@ -23,13 +30,24 @@ def make_task(name: str) -> Any:
         from .edits import EditTask
 
         return EditTask()
-    from .gnn import GNNTask
+    from .gnn import GNNTask  # gnn, naive
 
     return GNNTask()
 
 
 def train(
-    cfg: Config | dict[str, Any], resume: bool = False, validator: ValidatorFactory | None = None
+    config: Config | Mapping[str, Any],
+    resume: bool = False,
+    *,
+    validator: ValidatorFactory | None = None,
+    task: Task | None = None,
 ) -> dict[str, Any]:
-    cfg = typed(cfg)
-    return fit(make_task(cfg.model_name), cfg, resume=resume, validator=validator)
+    """Train the model of ``config`` (a :class:`Config` or its plain mapping), or continue from
+    ``<run_dir>/last.pt`` with ``resume``; returns the run's summary (also ``<run_dir>/summary.json``).
+
+    ``task``: a task built by the caller instead of the one ``model.name`` names (prebuilt edit-model examples,
+    :class:`.edits.EditTask`; a task of one's own); a mapping without ``model.name`` then takes the task's.
+    """
+    name = task.name if task is not None and task.name in MODEL_CONFIGS else None
+    cfg = typed(config, model_name=name)
+    return Trainer(task or make_task(cfg.model_name), cfg, validator).run(resume)

@@ -1,8 +1,9 @@
 """Training and prediction of the sequence-Transformer baseline under the project's harness.
 
-``gnnca train`` runs :class:`TransformerTask` on the engine (:mod:`.engine`: schedule, budgets, early stopping,
-checkpoints, exact resume also inside an epoch); ``gnnca predict`` calls :func:`predict_lines`. The data order
-of epoch e is a pure function of (seed, e), so a resumed run visits the same batches as an uninterrupted one.
+``gnnca train`` (:func:`.run.train`) runs :class:`TransformerTask` on the engine (:mod:`.engine`: schedule,
+budgets, early stopping, checkpoints, exact resume also inside an epoch); ``gnnca predict`` calls
+:func:`predict_lines`. The data order of epoch e is a pure function of (seed, e), so a resumed run visits the same
+batches as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..checkpoint import load_checkpoint
-from ..config import Config, typed
+from ..config import Config
 from ..data.layout import split_files, variant_props
 from ..data.tokenize import BOS_ID, EOS_ID, PAD_ID, Vocab, detokenize, get_tokenizer, reserved_tokens, tokenizer_for
 from ..errors import InputError
@@ -26,7 +27,7 @@ from ..io import atomic_write_lines, read_lines
 from ..models.transformer import Seq2SeqTransformer, build_model, count_parameters
 from . import distributed
 from .device import autocast, select_device
-from .engine import Task, fit
+from .engine import Task
 
 
 def tokenizer_name(dcfg: dict[str, Any], level: str = "paper") -> str:
@@ -406,8 +407,3 @@ class TransformerTask(Task):
             "dropped_train": self.train_pairs.dropped,
             "train_tokens_per_s": self.train_tokens / result["train_seconds"],
         }
-
-
-def train(cfg: Config | dict[str, Any], resume: bool = False) -> dict[str, Any]:
-    """Train (or continue from ``<run_dir>/last.pt``) and return a summary: best validation, speed, size."""
-    return fit(TransformerTask(), typed(cfg, model_name="transformer"), resume=resume)

@@ -111,7 +111,8 @@ def test_subsampled_pair_loss_is_unbiased(batch: Batch) -> None:
 def test_trainer_with_subsampled_pairs_is_seeded(tmp_path: Path, opts: dict) -> None:
     """Sampled pairs, bucketed batches and the fast path's dropout masks come from the seeded generators: two
     runs give the same weights. ``fast_train`` also switches the optimiser to the fused AdamW."""
-    from gnn_chemalgebra.training.edits import train_edits
+    from gnn_chemalgebra.training.edits import EditTask
+    from gnn_chemalgebra.training.run import train
 
     exs = [record_example(r) for r in RECORDS]
     weights = []
@@ -121,7 +122,7 @@ def test_trainer_with_subsampled_pairs_is_seeded(tmp_path: Path, opts: dict) -> 
             "model": {"hidden": 16, "layers": 1, "attn_layers": 1, "heads": 2, "dropout": 0.1},
             "train": {"epochs": 2, "batch_size": 2, "seed": 3, "device": "cpu", "pair_keep": 0.5, **opts},
         }
-        summary = train_edits(cfg, examples={"train": exs, "valid": exs[:2]})
+        summary = train(cfg, task=EditTask({"train": exs, "valid": exs[:2]}))
         assert summary["steps"] == 2 * -(-len(exs) // 2)
         assert all(torch.isfinite(torch.tensor(h["train"]["total"])) for h in summary["history"])
         ck = torch.load(tmp_path / run / "last.pt", weights_only=True)

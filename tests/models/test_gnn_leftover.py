@@ -100,7 +100,7 @@ def test_leftover_candidates_read_counts_as_a_formula(toy):
 
 def test_budget_stops_training(toy, tmp_path):
     from gnn_chemalgebra.config import load_config
-    from gnn_chemalgebra.training.gnn import train_gnn
+    from gnn_chemalgebra.training.run import train
 
     cfg = load_config(
         "configs/gnn_tiny.yaml",
@@ -112,9 +112,9 @@ def test_budget_stops_training(toy, tmp_path):
             "train.tensorboard=false",
         ],
     )
-    s = train_gnn(cfg)
+    s = train(cfg)
     assert s["steps"] == 3 and s["out_of_budget"] and len(s["history"]) == 2  # 2 steps per epoch
-    again = train_gnn(cfg, resume=True)  # a budget-stopped run is finished
+    again = train(cfg, resume=True)  # a budget-stopped run is finished
     assert again["history"] == []
 
 

@@ -23,7 +23,7 @@ from gnn_chemalgebra.training.distill import (
     soft_kl,
     teacher_lines,
 )
-from gnn_chemalgebra.training.gnn import train_gnn
+from gnn_chemalgebra.training.run import train
 
 pytestmark = pytest.mark.integration
 MIXED = "ChemAlgebra_F_T2_x1"
@@ -50,7 +50,7 @@ def cfg(data: Path, run: Path, *extra: str) -> dict:
 def teacher(mixed, tmp_path_factory, script, experiment) -> Path:
     """A tiny trained teacher's labels over the mixed training lines, written by the script."""
     run = tmp_path_factory.mktemp("teacher_run")
-    train_gnn(cfg(mixed, run, "train.epochs=3"))
+    train(cfg(mixed, run, "train.epochs=3"))
     out = tmp_path_factory.mktemp("teacher") / "teacher.npz"
     ck = str(run / "last.pt")
     rc = experiment("distill_teacher").main(["--built", str(mixed), "--variant", MIXED, "--checkpoint", f"{ck},{ck}",
@@ -121,11 +121,11 @@ def test_teacher_labels_match_the_network_and_refuse_bad_files(mixed, teacher, t
     with pytest.raises(InputError, match="not a teacher-label file"):
         load_teacher(tmp_path / "x.npz")
     with pytest.raises(InputError, match="needs train.distill_labels"):
-        train_gnn(cfg(mixed, tmp_path / "r", "train.max_steps=1", "train.distill_weight=1"))
+        train(cfg(mixed, tmp_path / "r", "train.max_steps=1", "train.distill_weight=1"))
 
 
 def _losses(mixed: Path, run: Path, *extra: str) -> list[dict]:
-    return [r["train"] for r in train_gnn(cfg(mixed, run, "train.epochs=2", "train.eval_every=2", *extra))["history"]]
+    return [r["train"] for r in train(cfg(mixed, run, "train.epochs=2", "train.eval_every=2", *extra))["history"]]
 
 
 def test_kd_term_changes_the_loss_and_zero_weight_is_the_old_path(mixed, teacher, tmp_path) -> None:
@@ -148,7 +148,7 @@ def test_kd_pulls_the_student_towards_the_teacher(mixed, teacher, tmp_path) -> N
     common = ("train.epochs=4", "train.eval_every=4", "model.hidden=16")
     runs = {}
     for name, w in (("plain", "0"), ("kd", "20")):
-        train_gnn(cfg(mixed, tmp_path / name, *common, f"train.distill_labels={teacher}",
+        train(cfg(mixed, tmp_path / name, *common, f"train.distill_labels={teacher}",
                       f"train.distill_weight={w}"))  # fmt: skip
         runs[name] = tmp_path / name / "last.pt"
     labels = load_teacher(teacher)
@@ -162,8 +162,8 @@ def test_kd_pulls_the_student_towards_the_teacher(mixed, teacher, tmp_path) -> N
 
 def test_a_distillation_run_resumes_exactly(mixed, teacher, tmp_path) -> None:
     kd = (f"train.distill_labels={teacher}", "train.distill_weight=1")
-    train_gnn(cfg(mixed, tmp_path / "once", "train.epochs=2", *kd))
-    train_gnn(cfg(mixed, tmp_path / "twice", "train.epochs=1", *kd))
-    train_gnn(cfg(mixed, tmp_path / "twice", "train.epochs=2", *kd), resume=True)
+    train(cfg(mixed, tmp_path / "once", "train.epochs=2", *kd))
+    train(cfg(mixed, tmp_path / "twice", "train.epochs=1", *kd))
+    train(cfg(mixed, tmp_path / "twice", "train.epochs=2", *kd), resume=True)
     a, b = (load_checkpoint(tmp_path / r / "last.pt")["model"] for r in ("once", "twice"))
     assert all(torch.allclose(a[k].float(), b[k].float(), atol=1e-6) for k in a)

@@ -13,7 +13,8 @@ import torch
 from gnn_chemalgebra.checkpoint import load_checkpoint
 from gnn_chemalgebra.config import typed
 from gnn_chemalgebra.errors import InputError
-from gnn_chemalgebra.training.edits import parse_sources, split_examples, train_edits, training_data_label
+from gnn_chemalgebra.training.edits import parse_sources, split_examples, training_data_label
+from gnn_chemalgebra.training.run import train
 
 pytestmark = pytest.mark.integration
 
@@ -36,7 +37,7 @@ def _cfg(built: Path, run: Path, **data: object) -> dict:
     return {
         "run_dir": str(run),
         "data": {"dir": str(built), **data},
-        "model": {"hidden": 16, "layers": 1, "attn_layers": 1, "heads": 2, "dropout": 0.0},
+        "model": {"name": "edits", "hidden": 16, "layers": 1, "attn_layers": 1, "heads": 2, "dropout": 0.0},
         "train": {"epochs": 1, "max_steps": 2, "batch_size": 2, "seed": 0, "device": "cpu", "progress": False},
     }
 
@@ -57,8 +58,8 @@ def test_sources_counted_and_cache_reused(built: Path, tmp_path: Path) -> None:
 
 
 def test_cached_and_uncached_runs_train_identically(built: Path, tmp_path: Path) -> None:
-    plain = train_edits(_cfg(built, tmp_path / "plain"))
-    cached = train_edits(_cfg(built, tmp_path / "cached", edit_sources="local,uspto_full", cache_examples=True))
+    plain = train(_cfg(built, tmp_path / "plain"))
+    cached = train(_cfg(built, tmp_path / "cached", edit_sources="local,uspto_full", cache_examples=True))
     assert list((tmp_path / "cached" / "cache").glob("edit-examples-train-*.pt"))
     assert plain["n_train"] == cached["n_train"] == 6
     assert cached["training_data"] == plain["training_data"] == "local+extra"
@@ -67,7 +68,7 @@ def test_cached_and_uncached_runs_train_identically(built: Path, tmp_path: Path)
     a = load_checkpoint(tmp_path / "plain" / "last.pt")["model"]
     b = load_checkpoint(tmp_path / "cached" / "last.pt")["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
-    resumed = train_edits(_cfg(built, tmp_path / "cached", edit_sources="local,uspto_full", cache_examples=True),
+    resumed = train(_cfg(built, tmp_path / "cached", edit_sources="local,uspto_full", cache_examples=True),
                           resume=True)  # fmt: skip
     assert resumed["n_train"] == 6
 

@@ -14,7 +14,8 @@ from gnn_chemalgebra.chem.edits import gold_products
 from gnn_chemalgebra.data.edit_dataset import record_example
 from gnn_chemalgebra.inference.edit_decode import EditPredictor, predict_products
 from gnn_chemalgebra.inference.smiles_products import new_products_for_bag
-from gnn_chemalgebra.training.edits import train_edits
+from gnn_chemalgebra.training.edits import EditTask
+from gnn_chemalgebra.training.run import train
 
 pytestmark = pytest.mark.integration
 
@@ -34,7 +35,7 @@ def _base_cfg(run_dir: Path, **train: object) -> dict:
 def overfit(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     run = tmp_path_factory.mktemp("edits_overfit")
     exs = [record_example(r) for r in FOUR]
-    summary = train_edits(_base_cfg(run, target=1.0), examples={"train": exs, "valid": exs})
+    summary = train(_base_cfg(run, target=1.0), task=EditTask({"train": exs, "valid": exs}))
     return run, summary
 
 
@@ -95,19 +96,19 @@ def test_resume_is_bit_exact(tmp_path: Path, fast: bool) -> None:
         cfg["model"]["dropout"] = 0.1 if fast else 0.0
         return cfg
 
-    full = train_edits(_cfg(tmp_path / "full", epochs=4), examples=data)
+    full = train(_cfg(tmp_path / "full", epochs=4), task=EditTask(data))
     # the same run stopped after two epochs (budget), marked unfinished as a killed run would be, then resumed
-    part = train_edits(_cfg(tmp_path / "part", epochs=4, max_steps=2), examples=data)
+    part = train(_cfg(tmp_path / "part", epochs=4, max_steps=2), task=EditTask(data))
     assert part["out_of_budget"] and [h["epoch"] for h in part["history"]] == [0, 1]
     ck = load_checkpoint(tmp_path / "part" / "last.pt")
     ck["meta"]["finished"] = False
     save_checkpoint(tmp_path / "part" / "last.pt", ck)
-    rest = train_edits(_cfg(tmp_path / "part", epochs=4), resume=True, examples=data)
+    rest = train(_cfg(tmp_path / "part", epochs=4), resume=True, task=EditTask(data))
     assert [h["epoch"] for h in rest["history"]] == [2, 3] and rest["steps"] == full["steps"]
     a = load_checkpoint(tmp_path / "full" / "last.pt")["model"]
     b = load_checkpoint(tmp_path / "part" / "last.pt")["model"]
     assert all(torch.equal(a[k], b[k]) for k in a)
-    done = train_edits(_cfg(tmp_path / "part", epochs=4), resume=True, examples=data)
+    done = train(_cfg(tmp_path / "part", epochs=4), resume=True, task=EditTask(data))
     assert done["history"] == []  # a finished run trains no further
 
 

@@ -19,7 +19,8 @@ from gnn_chemalgebra.checkpoint import load_checkpoint
 from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.config import parse_config
 from gnn_chemalgebra.errors import InputError, TrainingStopped
-from gnn_chemalgebra.training.engine import Monitor, Task, fit, lr_at
+from gnn_chemalgebra.training.engine import Monitor, Task, lr_at
+from gnn_chemalgebra.training.run import train
 
 pytestmark = pytest.mark.unit
 ROOT = Path(__file__).resolve().parents[2]
@@ -70,12 +71,12 @@ def _weights(run_dir: Path) -> dict[str, torch.Tensor]:
 
 
 def test_resume_from_the_middle_of_an_epoch_is_bit_exact(tmp_path: Path) -> None:
-    full = fit(ToyTask(), _cfg(tmp_path / "full"))
+    full = train(_cfg(tmp_path / "full"), task=ToyTask())
     assert full["steps"] == 15 and full["stop_reason"] == "epochs"
-    part = fit(ToyTask(), _cfg(tmp_path / "part", max_steps=7))  # 5 steps per epoch: stops inside epoch 1
+    part = train(_cfg(tmp_path / "part", max_steps=7), task=ToyTask())  # 5 steps per epoch: stops inside epoch 1
     assert part["stop_reason"] == "max_steps" and part["history"][-1]["step"] == 7
     assert load_checkpoint(tmp_path / "part" / "last.pt")["meta"]["engine"]["batch_in_epoch"] == 2
-    rest = fit(ToyTask(), _cfg(tmp_path / "part"), resume=True)
+    rest = train(_cfg(tmp_path / "part"), resume=True, task=ToyTask())
     assert rest["resumed"] and rest["steps"] == 15 and [h["step"] for h in rest["history"]] == [9, 12, 15]
     a, b = _weights(tmp_path / "full"), _weights(tmp_path / "part")
     assert all(torch.equal(a[k], b[k]) for k in a)
@@ -94,34 +95,34 @@ def test_sigterm_saves_after_the_step_in_progress_and_resume_is_bit_exact(tmp_pa
             return super().train_step(batch)
 
     before = signal.getsignal(signal.SIGTERM)
-    full = fit(ToyTask(), _cfg(tmp_path / "full"))
+    full = train(_cfg(tmp_path / "full"), task=ToyTask())
     with pytest.raises(TrainingStopped) as stopped:
-        fit(Signalled(), _cfg(tmp_path / "cut"))
+        train(_cfg(tmp_path / "cut"), task=Signalled())
     assert stopped.value.step == 7 and stopped.value.exit_code == 128 + signal.SIGTERM
     assert "SIGTERM" in str(stopped.value) and "--resume" in str(stopped.value)
     assert signal.getsignal(signal.SIGTERM) is before  # the engine's handlers are gone after the run
     ck = load_checkpoint(tmp_path / "cut" / "last.pt")
     assert ck["step"] == 7 and ck["meta"]["engine"]["stop_reason"] == "interrupted"
-    rest = fit(ToyTask(), _cfg(tmp_path / "cut"), resume=True)
+    rest = train(_cfg(tmp_path / "cut"), resume=True, task=ToyTask())
     assert rest["resumed"] and rest["steps"] == full["steps"] == 15 and rest["stop_reason"] == "epochs"
     a, b = _weights(tmp_path / "full"), _weights(tmp_path / "cut")
     assert all(torch.equal(a[k], b[k]) for k in a)
 
 
 def test_early_stopping_with_patience_in_steps_and_no_training_after(tmp_path: Path) -> None:
-    s = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience_steps=4, epochs=10))
+    s = train(_cfg(tmp_path, eval_every=2, patience_steps=4, epochs=10), task=ToyTask(flat=True))
     assert s["stop_reason"] == "early_stopping" and s["best_step"] == 2 and s["steps"] == 6
     assert (tmp_path / "best.pt").exists() and load_checkpoint(tmp_path / "best.pt")["step"] == 2
-    again = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience_steps=4, epochs=10), resume=True)
+    again = train(_cfg(tmp_path, eval_every=2, patience_steps=4, epochs=10), resume=True, task=ToyTask(flat=True))
     assert again["history"] == [] and again["steps"] == 6
 
 
 def test_a_larger_patience_on_resume_trains_an_early_stopped_run_on(tmp_path: Path) -> None:
-    s = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience=2, epochs=10))
+    s = train(_cfg(tmp_path, eval_every=2, patience=2, epochs=10), task=ToyTask(flat=True))
     assert s["stop_reason"] == "early_stopping" and s["steps"] == 6
-    on = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience=4, epochs=10), resume=True)
+    on = train(_cfg(tmp_path, eval_every=2, patience=4, epochs=10), resume=True, task=ToyTask(flat=True))
     assert on["steps"] == 10 and on["stop_reason"] == "early_stopping" and on["best_step"] == 2
-    off = fit(ToyTask(flat=True), _cfg(tmp_path, eval_every=2, patience=0, max_steps=14, epochs=10), resume=True)
+    off = train(_cfg(tmp_path, eval_every=2, patience=0, max_steps=14, epochs=10), resume=True, task=ToyTask(flat=True))
     assert off["steps"] == 14 and off["stop_reason"] == "max_steps"
 
 
@@ -130,17 +131,17 @@ def test_no_validation_data_never_early_stops(tmp_path: Path) -> None:
         def validate(self):
             return {}
 
-    s = fit(NoVal(), _cfg(tmp_path, eval_every=2, patience=1, epochs=2))
+    s = train(_cfg(tmp_path, eval_every=2, patience=1, epochs=2), task=NoVal())
     assert s["stop_reason"] == "epochs" and s["steps"] == 10 and s["best_step"] is None
     assert (tmp_path / "last.pt").exists() and not (tmp_path / "best.pt").exists()
 
 
 def test_init_from_starts_from_a_checkpoint_s_weights_and_refuses_another_architecture(tmp_path: Path) -> None:
-    fit(ToyTask(), _cfg(tmp_path / "base"))
+    train(_cfg(tmp_path / "base"), task=ToyTask())
     base = _weights(tmp_path / "base")
-    zero = fit(ToyTask(), _cfg(tmp_path / "zero", max_steps=1, lr=0.0, epochs=0))  # lr 0: weights as built
-    tuned = fit(ToyTask(), _cfg(tmp_path / "tuned", max_steps=1, lr=0.0, epochs=0,
-                                init_from=str(tmp_path / "base" / "last.pt")))  # fmt: skip
+    zero = train(_cfg(tmp_path / "zero", max_steps=1, lr=0.0, epochs=0), task=ToyTask())  # lr 0: weights as built
+    tuned = train(_cfg(tmp_path / "tuned", max_steps=1, lr=0.0, epochs=0, init_from=str(tmp_path / "base" / "last.pt")),
+                  task=ToyTask())  # fmt: skip
     assert all(torch.equal(base[k], v) for k, v in _weights(tmp_path / "tuned").items())
     assert not all(torch.equal(base[k], v) for k, v in _weights(tmp_path / "zero").items())
     assert tuned["history"][-1]["val"]["loss"] < zero["history"][-1]["val"]["loss"]  # trained weights predict better
@@ -151,12 +152,12 @@ def test_init_from_starts_from_a_checkpoint_s_weights_and_refuses_another_archit
             self.model = torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.Dropout(0.2), torch.nn.Linear(16, 1))
 
     with pytest.raises(InputError, match="does not fit this model's architecture.*shape differs"):
-        fit(Wider(), _cfg(tmp_path / "wide", init_from=str(tmp_path / "base" / "last.pt")))
+        train(_cfg(tmp_path / "wide", init_from=str(tmp_path / "base" / "last.pt")), task=Wider())
 
 
 def test_budget_is_required(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="no budget"):
-        fit(ToyTask(), _cfg(tmp_path, epochs=0))
+        train(_cfg(tmp_path, epochs=0), task=ToyTask())
 
 
 def test_schedules() -> None:
@@ -201,6 +202,22 @@ def test_training_never_imports_inference() -> None:
                 assert "inference" not in mod and "benchmark" not in mod, (path.name, mod)
 
 
+def test_one_training_entry() -> None:
+    """Every caller trains through training/run.py::train: no other module builds the Trainer or defines a
+    top-level ``train`` / ``fit`` of its own."""
+    builders, entries = [], []
+    for path in sorted((ROOT / "gnn_chemalgebra").rglob("*.py")):
+        rel = path.relative_to(ROOT / "gnn_chemalgebra").as_posix()
+        tree = ast.parse(path.read_text())
+        for node in ast.walk(tree):
+            func = node.func if isinstance(node, ast.Call) else None
+            if func is not None and getattr(func, "id", getattr(func, "attr", None)) == "Trainer":
+                builders.append(rel)
+        top = [n.name for n in tree.body if isinstance(n, ast.FunctionDef)]
+        entries += [f"{rel}::{name}" for name in top if name in ("train", "fit")]
+    assert builders == ["training/run.py"] and entries == ["training/run.py::train"]
+
+
 @pytest.mark.integration
 def test_gnnca_train_trains_the_edit_model_by_name(tmp_path: Path) -> None:
     recs = (ROOT / "tests" / "edit_records.jsonl").read_text().splitlines()
@@ -225,4 +242,4 @@ def test_a_monitor_the_model_does_not_report_is_refused(tmp_path: Path) -> None:
     with pytest.raises(
         InputError, match=r"'los' is not a validation metric of this model; it reports loss \(did you mean 'loss'\?\)"
     ):
-        fit(ToyTask(), _cfg(tmp_path, monitor="los"))
+        train(_cfg(tmp_path, monitor="los"), task=ToyTask())

@@ -3,6 +3,7 @@ is reproduced exactly, and that a trained model keeps its keys through the check
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import pytest
@@ -14,11 +15,14 @@ from gnn_chemalgebra.data.dataset import BagDataset, ExtraVocab, load_examples, 
 from gnn_chemalgebra.data.featurize import Featurizer
 from gnn_chemalgebra.errors import InputError
 from gnn_chemalgebra.inference.runner import load_bag_model
-from gnn_chemalgebra.inference.validation import train
+from gnn_chemalgebra.inference.validation import predictor_validator
 from gnn_chemalgebra.models.gnn import BagGNNConfig, composition_key_multipliers, composition_keys
 from gnn_chemalgebra.training.gnn import identity_keys, structure_rows
+from gnn_chemalgebra.training.run import train as train_run
 
 pytestmark = pytest.mark.integration
+# the one training entry with whole-line validation, as `gnnca train` calls it
+train = functools.partial(train_run, validator=predictor_validator)
 VARIANT = "ChemAlgebra_F_T1_x1"  # the toy variant of conftest.py
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from collections import Counter
@@ -17,9 +18,12 @@ from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.config import load_config
 from gnn_chemalgebra.inference.predictor import Predictor
 from gnn_chemalgebra.inference.run import predict_lines
-from gnn_chemalgebra.inference.validation import train
+from gnn_chemalgebra.inference.validation import predictor_validator
+from gnn_chemalgebra.training.run import train as train_run
 
 pytestmark = pytest.mark.integration
+# the one training entry with whole-line validation, as `gnnca train` calls it
+train = functools.partial(train_run, validator=predictor_validator)
 VARIANT = "ChemAlgebra_F_T1_x1"
 
 

@@ -12,6 +12,7 @@ from gnn_chemalgebra.config import apply_overrides, load_config
 from gnn_chemalgebra.data.tokenize import UNK_ID
 from gnn_chemalgebra.errors import InputError
 from gnn_chemalgebra.io import read_lines
+from gnn_chemalgebra.training.run import train
 from gnn_chemalgebra.training.seq2seq import (
     bag_key,
     exact_match,
@@ -19,7 +20,6 @@ from gnn_chemalgebra.training.seq2seq import (
     predict_lines,
     sorted_terms,
     tokenizer_name,
-    train,
     write_predictions,
 )
 
