@@ -24,11 +24,12 @@ from .bag import Term
 from .composition import CHARGE_KEY
 from .formula import parse_formula
 
-# Measured on the training data (docs/limits.md: every src file of built/extra's variants), then a margin.
+# About twice the largest case of the training data (docs/limits.md: every src file of built/extra, whose largest
+# line has 1,002 characters, 26 molecules, a molecule of 205 heavy atoms and 410 heavy atoms in all), rounded.
 DEFAULT_MAX_CHARS = 2_000
-DEFAULT_MAX_MOLECULES = 40
-DEFAULT_MAX_ATOMS = 200
-DEFAULT_MAX_TOTAL_ATOMS = 400
+DEFAULT_MAX_MOLECULES = 50
+DEFAULT_MAX_ATOMS = 400
+DEFAULT_MAX_TOTAL_ATOMS = 800
 
 FLAGS: dict[str, str] = {
     "max_chars": "--max-chars",

@@ -168,7 +168,7 @@ def _cli(args: list[str], stdin: str | bytes = "") -> object:
         (["-", "--checkpoint", "missing.pt"], "CCO\n", "missing.pt: checkpoint not found"),
         (["-", "--draw", "no/such/folder/x.png"], "CCO\n", "folder for --draw does not exist"),
         (["-"], "C" * 150 + "(\n", "(151 characters)"),  # a long term is cut in the message
-        (["-"], "C" * 2000 + "\n", "over the limit of 200 (raise it with --max-atoms)"),
+        (["-"], "C" * 2000 + "\n", "over the limit of 400 (raise it with --max-atoms)"),
         (["-"], ".".join("C" * n + "O" for n in range(1, 201)) + "\n", "(raise it with --max-chars)"),
         (["-", "--max-chars", "0"], ".".join("C" * n + "O" for n in range(1, 201)) + "\n", "--max-molecules"),
         (["-", "--max-atoms", "-1"], "CCO\n", "--max-atoms must be a whole number >= 0"),
