@@ -3,15 +3,22 @@
 Usage::
 
     python scripts/limit_stress_inputs.py OUT_DIR
+    python scripts/limit_stress_inputs.py --edit-peak N
 
-writes, one line each:
+The first writes, one line each:
 
 - ``chain2000.txt``: a 2,000-carbon chain (``C`` * 2000);
 - ``bag200.txt``: a bag of 200 different molecules (unbranched alkanes, primary alcohols and amines of 1 to 67
   carbons, 6,833 heavy atoms);
 - ``at_limits.txt``: the largest line the default limits take: ``max_molecules`` different molecules, the first a
   chain of ``max_atoms`` carbons, the others small chains with an end group filling the line up to
-  ``max_total_atoms`` heavy atoms (the check of :func:`gnn_chemalgebra.chem.limits.check_line` is printed).
+  ``max_total_atoms`` heavy atoms (the check of :func:`gnn_chemalgebra.chem.limits.check_line` is printed);
+- ``two_chains.txt``: the most atoms the default limits let the edit model pair: two different chains of
+  ``max_atoms`` heavy atoms (``max_total_atoms`` in all). Explicit hydrogens add none: RDKit's parse folds a
+  bonded ``[H]`` into its atom.
+
+``--edit-peak N``: the bundled edit model and beam on one reaction whose reactant is a chain of ``N`` carbons (every
+one of its ``N * (N - 1) / 2`` atom pairs scored), with the peak memory it adds to the loaded model and its CPU time.
 """
 
 from __future__ import annotations
@@ -44,15 +51,47 @@ def at_limits(limits: Limits) -> list[str]:
     return ["C" * limits.max_atoms, *(m for m, _ in picked), last]
 
 
+def edit_peak(n: int) -> str:
+    """Peak memory added and CPU seconds of the edit model and beam on an ``n``-carbon chain (all pairs)."""
+    import resource
+    import time
+
+    import torch
+
+    from gnn_chemalgebra.inference.edit_decode import BUNDLED_CHECKPOINT, EditPredictor
+
+    torch.set_num_threads(1)
+    pred = EditPredictor.from_checkpoint(BUNDLED_CHECKPOINT)
+    pred.predict([(["CCO"], [])], beam=1)
+    before = resource.getrusage(resource.RUSAGE_SELF)
+    start = time.process_time()
+    found = pred.predict([(["C" * n], [])], beam=5)[0]
+    cpu = time.process_time() - start
+    after = resource.getrusage(resource.RUSAGE_SELF)
+    return (
+        f"{n:,}-carbon chain, {n * (n - 1) // 2:,} pairs: peak RSS {after.ru_maxrss / 1024:,.0f} MiB "
+        f"(+{(after.ru_maxrss - before.ru_maxrss) / 1024:,.0f} MiB over the loaded model), {cpu:.1f} s CPU, "
+        f"{len(found)} candidate(s)"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    if len(args) == 2 and args[0] == "--edit-peak":
+        print(edit_peak(int(args[1])))
+        return 0
     if len(args) != 1:
         print(__doc__.split("\n\n")[1].strip(), file=sys.stderr)
         return 2
     out = Path(args[0])
     out.mkdir(parents=True, exist_ok=True)
     limits = Limits()
-    lines = {"chain2000": ["C" * 2000], "bag200": bag200(), "at_limits": at_limits(limits)}
+    lines = {
+        "chain2000": ["C" * 2000],
+        "bag200": bag200(),
+        "at_limits": at_limits(limits),
+        "two_chains": ["C" * limits.max_atoms, "C" * (limits.max_atoms - 1) + "O"],
+    }
     for name, mols in lines.items():
         text = ".".join(mols)
         (out / f"{name}.txt").write_text(text + "\n", encoding="utf-8")
