@@ -14,6 +14,7 @@ import typer
 
 from . import lazy_imports
 from .benchmark.command import build_bench_app
+from .chem import limits
 from .errors import ChemAlgebraError, TrainingStopped
 
 # torch._dynamo (pulled in by torch_geometric) loads only if something uses it; a `gnnca predict` process (the
@@ -370,19 +371,25 @@ def predict_cmd(
     max_chars: int = typer.Option(
         None,
         "--max-chars",
-        help="Longest line read, in characters (default 2,000; 0: no limit); longer: refused unread.",
+        help=f"Longest line read, in characters (default {limits.DEFAULT_MAX_CHARS:,}; 0: no limit); a longer one is "
+        "refused unread.",
     ),
     max_atoms: int = typer.Option(
-        None, "--max-atoms", help="Most heavy atoms in one molecule (default 200; 0: no limit)."
+        None,
+        "--max-atoms",
+        help=f"Most heavy atoms in one molecule (default {limits.DEFAULT_MAX_ATOMS:,}; 0: no limit).",
     ),
     max_molecules: int = typer.Option(
-        None, "--max-molecules", help="Most molecules in one line (default 40; 0: no limit)."
+        None,
+        "--max-molecules",
+        help=f"Most molecules in one line (default {limits.DEFAULT_MAX_MOLECULES:,}; 0: no limit).",
     ),
     max_total_atoms: int = typer.Option(
         None,
         "--max-total-atoms",
-        help="Most heavy atoms in one line, all molecules together (default 400; 0: no limit). The defaults are "
-        "the training data's largest lines with a margin; a line over a limit is refused with the limit named.",
+        help=f"Most heavy atoms in one line, all molecules together (default {limits.DEFAULT_MAX_TOTAL_ATOMS:,}; 0: no "
+        "limit). The defaults are about twice the training data's largest lines; a line over a limit is refused "
+        "with the limit named.",
     ),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto."),
     batch_size: int = typer.Option(256, "--batch-size", help="Lines per network batch."),
