@@ -10,7 +10,9 @@ largest line in characters, molecules, heavy atoms of one molecule and heavy ato
 file and line where it occurs (:func:`gnn_chemalgebra.chem.limits.line_sizes`, the measure the limits use).
 Formula variants (``_F_`` in the folder name) are counted as formulas, everything else as SMILES.
 ``--check-rdkit``: also compare the token count of heavy atoms with RDKit's ``GetNumHeavyAtoms`` on every
-distinct SMILES molecule (the count the limits use needs no RDKit parse).
+distinct SMILES molecule (the count the limits use needs no RDKit parse). ``--time-check``: also the CPU time of
+:func:`~gnn_chemalgebra.chem.limits.limit_error` (what ``gnnca predict`` runs on each parsed line) per line of
+each representation, the files read twice and the second pass timed (its caches warm, as in a long input).
 """
 
 from __future__ import annotations
@@ -18,10 +20,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from pathlib import Path
 
 from gnn_chemalgebra.chem.bag import parse_bag
-from gnn_chemalgebra.chem.limits import line_sizes, smiles_heavy_atoms
+from gnn_chemalgebra.chem.limits import Limits, limit_error, line_sizes, smiles_heavy_atoms
 
 MEASURES = ("chars", "molecules", "max_atoms", "total_atoms")
 
@@ -56,6 +59,26 @@ def measure(files: list[Path]) -> tuple[dict[str, dict], set[str]]:
     return best, smiles
 
 
+def check_cost(files: list[Path]) -> dict[str, float]:
+    """Microseconds of CPU per line of :func:`limit_error` with the default limits, per representation."""
+    lines: dict[str, list[tuple[str, list[str]]]] = {"smiles": [], "formula": []}
+    for path in files:
+        repr = "formula" if "_F_" in path.parent.name else "smiles"
+        with path.open(encoding="utf-8") as fh:
+            lines[repr] += [(ln.rstrip("\n"), _molecules(ln.rstrip("\n"))) for ln in fh if ln.strip()]
+    limits, out = Limits(), {}
+    for repr, got in lines.items():
+        if not got:
+            continue
+        for timed in (False, True):
+            start = time.process_time()
+            for text, mols in got:
+                limit_error(text, mols, limits, repr)
+            if timed:
+                out[repr] = (time.process_time() - start) / len(got) * 1e6
+    return out
+
+
 def rdkit_disagreements(smiles: set[str]) -> tuple[int, list[tuple[str, int, int]]]:
     """Molecules RDKit reads, and those whose token count differs from ``GetNumHeavyAtoms``."""
     from rdkit import Chem, RDLogger
@@ -76,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("folders", nargs="+", help="Built data folders (gnnca data build).")
     ap.add_argument("--check-rdkit", action="store_true", help="Compare the heavy-atom count with RDKit's.")
+    ap.add_argument("--time-check", action="store_true", help="Time the limit check per line.")
     ap.add_argument("--json", default="", help="Also write the maxima here.")
     args = ap.parse_args(argv)
     report: dict[str, dict] = {}
@@ -102,6 +126,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"heavy atoms: token count == RDKit GetNumHeavyAtoms on {read - len(bad):,} of {read:,} molecules")
         for s, want, got in bad[:20]:
             print(f"  {s}: RDKit {want}, tokens {got}")
+    if args.time_check:
+        report["check_us_per_line"] = check_cost(every)
+        for repr, us in report["check_us_per_line"].items():
+            print(f"limit check: {us:.2f} us of CPU per {repr} line")
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     return 0
