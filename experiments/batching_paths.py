@@ -38,8 +38,8 @@ from gnn_chemalgebra.data.bagbatch import PackedBags, collate_bags
 from gnn_chemalgebra.data.dataset import ExtraVocab, collate_examples, load_examples, to_data, vocab_compositions
 from gnn_chemalgebra.data.featurize import Featurizer
 from gnn_chemalgebra.data.layout import split_files
+from gnn_chemalgebra.inference.predict_command import predict_lines
 from gnn_chemalgebra.inference.predictor import Predictor
-from gnn_chemalgebra.inference.run import predict_lines
 from gnn_chemalgebra.inference.runner import ModelRunner
 from gnn_chemalgebra.io import read_lines
 from gnn_chemalgebra.models.gnn import BagGNNConfig, build_model

@@ -16,11 +16,10 @@ on the first :func:`load_predictor` call, not on ``import gnn_chemalgebra``.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .chem.bagfile import read_reaction_lines
 from .errors import InputError
 from .io import checkpoint_paths
 
@@ -109,6 +108,7 @@ class ReactionPredictor:
 
         lazy_imports.install()  # as gnnca does: torch._dynamo loads only if something uses it (faster start)
         from .config import DecodeConfig
+        from .inference.predict_command import PredictOptions, Predictors
         from .inference.run import decode_overrides, resolve_extent
 
         settings = list(settings)
@@ -117,27 +117,22 @@ class ReactionPredictor:
         decode_overrides(DecodeConfig(), settings)
         self.checkpoint = checkpoint
         self.device = device
-        self.edit_checkpoint = None if edit_checkpoint is None else str(edit_checkpoint)
-        self.settings = settings
-        self.coef_set = coef_set
-        self._by_path: dict[str, Any] = {}
+        self.options = PredictOptions(
+            input="<input>",
+            checkpoint=None if checkpoint is None else Path(checkpoint),
+            edit_checkpoint=None if edit_checkpoint is None else Path(edit_checkpoint),
+            extent=self.extent,
+            settings=settings,
+            coef_set=coef_set,
+            device=device,
+        )
+        # the predictors of gnnca predict (Predictor.from_checkpoint), with the in-domain fields in every record
+        self._predictors = Predictors(self.options, self.extent, domain=True)
         if checkpoint is not None:
-            self._predictor(Path(checkpoint))
-
-    def _predictor(self, path: Path) -> Any:
-        key = str(path)
-        if key not in self._by_path:
-            from .inference.predictor import Predictor
-            from .inference.run import decode_overrides
-            from .training.device import select_device
-
-            for part in checkpoint_paths(key):  # a.pt,b.pt: an ensemble
+            for part in checkpoint_paths(str(checkpoint)):  # a.pt,b.pt: an ensemble
                 if not Path(part).is_file():
                     raise InputError("no such checkpoint", path=part)
-            pred = Predictor.from_checkpoint(key, select_device(self.device), self.edit_checkpoint, extent=self.extent)
-            pred.decoder.settings = decode_overrides(pred.settings, self.settings)
-            self._by_path[key] = pred
-        return self._by_path[key]
+            self._predictors.fixed()
 
     def predict(
         self,
@@ -153,32 +148,24 @@ class ReactionPredictor:
         SMILES ``reactants>reagents>``; one string may hold several lines. Blank lines and ``#`` comments are
         passed over (``Prediction.line`` is the 1-based line number); a bad line raises
         :class:`~gnn_chemalgebra.errors.InputError` naming it. Without a checkpoint, the bundled model of the
-        input's representation is used. ``workers > 1`` decodes batches in that many processes (large inputs;
-        call it under ``if __name__ == "__main__":`` in a script, as multiprocessing's spawn requires).
+        input's representation is used. Lines are read, checked against the size limits and predicted exactly as
+        ``gnnca predict`` does (the same stream). ``workers > 1`` decodes batches in that many processes (large
+        inputs; call it under ``if __name__ == "__main__":`` in a script, as multiprocessing's spawn requires).
         ``top_k``: the K best distinct balanced lines in ``Prediction.top_k``; ``min_confidence``: a prediction
         below it is returned with ``abstained`` true and an empty ``prediction``."""
-        from .inference.run import default_checkpoint, predict_inputs
+        from .inference.predict_command import check_options, collect, line_stream, max_chars_of
+        from .inference.source import text_lines
 
         if top_k < 1:
             raise InputError(f"top_k must be at least 1, got {top_k}")
         if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
             raise InputError(f"min_confidence must lie in [0, 1], got {min_confidence}")
+        opts = replace(self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k)
+        check_options(replace(opts, input="-"))
+        self._predictors.opts = opts
         items = lines.splitlines() if isinstance(lines, str) else list(lines)
-        read = read_reaction_lines(items, "auto", path="<input>")
-        if not read.inputs:
-            return []
-        path = Path(self.checkpoint) if self.checkpoint is not None else default_checkpoint(read.repr)
-        res = predict_inputs(
-            read,
-            self._predictor(path),
-            source_name="<input>",
-            coef_set=self.coef_set,
-            beam=beam,
-            batch_size=batch_size,
-            skip_invalid=False,
-            workers=workers,
-            top_k=top_k,
-        )
+        stream = line_stream(opts, self._predictors, "<input>")
+        res = collect(stream, text_lines(items, max_chars_of(opts), "<input>"))
         return [Prediction.from_record(r, min_confidence) for r in res.records]
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from gnn_chemalgebra.benchmark.errors import report_errors
 from gnn_chemalgebra.data.dataset import load_examples
 from gnn_chemalgebra.data.layout import variant_props
-from gnn_chemalgebra.inference.predictor import Predictor
+from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
 from gnn_chemalgebra.inference.run import default_checkpoint
 
 ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -43,7 +43,7 @@ if a.predictions:
     if len(reports) != len(examples):
         raise SystemExit(f"{a.predictions}: {len(reports)} predictions for {len(examples)} lines of {a.split}")
 else:
-    reports = Predictor.from_checkpoint(ckpt, edit_checkpoint=a.edit_checkpoint).predict(
+    reports = Predictor.from_checkpoint(ckpt, options=PredictorOptions(edit_checkpoint=a.edit_checkpoint)).predict(
         examples, batch_size=256, beam=a.beam if repr_ == "smiles" else 1
     )
 seconds = time.perf_counter() - t0

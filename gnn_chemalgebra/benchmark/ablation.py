@@ -31,7 +31,7 @@ def decode_ablation(
         tgts = [ex.tgt or "" for ex in exs]
         row: dict[str, Any] = {"setting": setting, "n": len(exs)}
         for name, (evidence, valence) in COMBOS.items():
-            pred.role_evidence, pred.valence_check = evidence, valence
+            pred.settings.role_evidence, pred.settings.valence_check = evidence, valence
             t0 = time.perf_counter()
             lines = [r["prediction"] for r in pred.predict(exs, batch_size=256)]
             row[f"EM {name}"] = round(float(evaluate_lines(lines, tgts, pred.repr)["EM"]), 2)  # type: ignore[arg-type]

@@ -75,7 +75,7 @@ def predict_set(
 ) -> list[dict[str, Any]]:
     """The ``--json`` records of the first ``limit`` lines of ``ls`` (all when ``None``), from the cache when a
     complete file is there."""
-    from ..inference.run import predict_lines
+    from ..inference.predict_command import predict_lines
 
     lines = read_lines(ls.src)[: limit or None]
     path = None
@@ -309,7 +309,7 @@ def run_calibration(
     per checkpoint; returns the record."""
     import torch
 
-    from ..inference.predictor import Predictor
+    from ..inference.predictor import Predictor, PredictorOptions
     from ..inference.trust import Trust, sidecar_paths
 
     torch.set_num_threads(1)
@@ -318,7 +318,7 @@ def run_calibration(
         ckpt = Path(ckpt)
         if not ckpt.is_file():
             raise InputError("no such checkpoint", path=str(ckpt))
-        predictor = Predictor.from_checkpoint(str(ckpt), extent="bayes")
+        predictor = Predictor.from_checkpoint(ckpt, options=PredictorOptions(extent="bayes"))
         repr = predictor.repr
         name = ckpt.name.removesuffix(".pt")
         model: dict[str, Any] = {"checkpoint": str(ckpt), "checkpoint_sha256": sha256_file(ckpt), "repr": repr}

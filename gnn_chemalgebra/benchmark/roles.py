@@ -33,7 +33,7 @@ def head_probabilities(predictor: Any, examples: Sequence[Any], batch_size: int 
     for s in range(0, len(examples), batch_size):
         chunk = examples[s : s + batch_size]
         data = [to_data(ex, predictor.feat, predictor.vocab, i, labels=False) for i, ex in enumerate(chunk)]
-        out += [r["role_p"] for r in predictor.forward(data)]
+        out += [r["role_p"] for r in predictor.runner.forward(data)]
     return out
 
 
@@ -133,13 +133,13 @@ def balance_scores(predictor: Any, examples: Sequence[Any], batch_size: int = 64
     for s in range(0, len(examples), batch_size):
         chunk = examples[s : s + batch_size]
         data = [to_data(ex, predictor.feat, predictor.vocab, i, labels=False) for i, ex in enumerate(chunk)]
-        outs = predictor.forward(data)
+        outs = predictor.runner.forward(data)
         dec.warm_edit_cache(chunk, outs)
         for ex, r in zip(chunk, outs, strict=True):
             rec = predictor.decode_one(ex, r)
             lines.append(rec["prediction"])
             nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, r["role_p"].argmax(-1).tolist(), strict=True)}
-            left = predictor.leftover_candidates(r)
+            left = dec.leftover_candidates(r)
             extras = [left[0][0]] if left and left[0][0] else []
             comps = {m: dec._comp(m) for m in [*ex.mols, *extras]}
             d = decode_bag(ex.terms, nu, extras, comps, predictor.repr, ex.vtype, ex.cset, comp_lookup=dec.comp_lookup)
@@ -191,7 +191,7 @@ def balance_record(
     with torch.no_grad():
         predictor = Predictor.from_checkpoint(str(checkpoint))
         if role_evidence is not None:
-            predictor.role_evidence = role_evidence
+            predictor.settings.role_evidence = role_evidence
         examples = load_examples(built, variant, split, limit)
         scores = balance_scores(predictor, examples, batch_size)
     return {
@@ -199,6 +199,6 @@ def balance_record(
         "variant": variant,
         "split": split,
         "label": label,
-        "role_evidence": bool(predictor.role_evidence),
+        "role_evidence": bool(predictor.settings.role_evidence),
         **scores,
     }

@@ -55,8 +55,8 @@ def _train(opts: SpeedOptions, config: str, run_dir: Path, extra: list[str]) -> 
 
 
 def _predict_gnn(checkpoint: Path, lines: list[str]) -> float:
+    from ..inference.predict_command import predict_lines
     from ..inference.predictor import Predictor
-    from ..inference.run import predict_lines
 
     pred = Predictor.from_checkpoint(str(checkpoint))
     t = time.perf_counter()

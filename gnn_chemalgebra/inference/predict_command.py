@@ -4,10 +4,12 @@ ready, and report what was refused, blank or fell back. The CLI only builds :cla
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -15,8 +17,9 @@ from typing import Any, TextIO
 from ..chem.limits import Limits, limit_error
 from ..errors import InputError
 from ..io import checkpoint_paths
-from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
-from .source import LineSource
+from .report import count_fallbacks
+from .run import COEF_SETS, default_checkpoint, line_vtype, resolve_extent
+from .source import LineSource, RawLine, text_lines
 from .stream import LineStream, StreamCounts
 
 REPRS = ("auto", "smiles", "formula")
@@ -96,11 +99,19 @@ def check_options(opts: PredictOptions) -> None:
 class Predictors:
     """The predictor of each representation, loaded on first use: the given checkpoint, or the bundled model."""
 
-    def __init__(self, opts: PredictOptions, extent: str, after_load: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        opts: PredictOptions,
+        extent: str,
+        after_load: Callable[[], None] | None = None,
+        *,
+        domain: bool | None = None,
+    ) -> None:
         from ..training.device import select_device
 
         self.opts = opts
         self.extent = extent
+        self.domain = opts.as_json if domain is None else domain
         self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
         self.after_load = after_load
         self._loaded: dict[str, Any] = {}
@@ -108,13 +119,12 @@ class Predictors:
         self.explicit = opts.checkpoint is not None or bool(os.environ.get("GNNCA_CHECKPOINT"))
 
     def load(self, path: str) -> Any:
-        from .predictor import Predictor
+        from .predictor import Predictor, PredictorOptions
 
         if path not in self._loaded:
             edit = str(self.opts.edit_checkpoint) if self.opts.edit_checkpoint is not None else None
-            pred = Predictor.from_checkpoint(path, self.device, edit_checkpoint=edit, extent=self.extent)
-            pred.decoder.settings = decode_overrides(pred.settings, self.opts.settings)
-            self._loaded[path] = pred
+            options = PredictorOptions(edit, self.extent, overrides=tuple(self.opts.settings))
+            self._loaded[path] = Predictor.from_checkpoint(path, self.device, options)
             if self.after_load is not None:
                 self.after_load()
                 self.after_load = None
@@ -123,13 +133,13 @@ class Predictors:
     def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
         """The trust fields of a batch's records: the checkpoint's calibration and in-domain index when saved
         beside it, else the raw confidence marked uncalibrated. The in-domain fields only for --json (text output
-        does not show them, and the index search is most of the cost)."""
+        does not show them, and the index search is most of the cost; the Python API asks for them)."""
         from .trust import annotate_records, trust_for
 
         key = id(predictor)
         if key not in self._trust:
             self._trust[key] = trust_for(predictor)
-        annotate_records(records, self._trust[key], predictor.repr, self.opts.top_k, domain=self.opts.as_json)
+        annotate_records(records, self._trust[key], predictor.repr, self.opts.top_k, domain=self.domain)
 
     def fixed(self) -> Any | None:
         """The checkpoint the user named ($GNNCA_CHECKPOINT included), loaded; ``None`` for the bundled ones."""
@@ -174,14 +184,7 @@ def run_predict(
     check_options(opts)
     extent = resolve_extent(opts.extent, None if opts.input == "-" else opts.input)
     predictors = Predictors(opts, extent, after_load)
-    fixed = predictors.fixed()
-    fixed_repr, fixed_by = None, ""
-    if fixed is not None:
-        fixed_repr, fixed_by = fixed.repr, "the checkpoint"
-        if opts.repr not in ("auto", fixed.repr):
-            raise InputError(f"--repr {opts.repr}, but the checkpoint reads {fixed.repr}")
-    elif opts.repr != "auto":
-        fixed_repr, fixed_by = opts.repr, f"--repr {opts.repr}"
+    predictors.fixed()  # the checkpoint the user named loads (or fails) before the input is opened
 
     def unequal_notice() -> None:
         if opts.extent == "auto" and extent == "limiting":
@@ -192,24 +195,8 @@ def run_predict(
 
     stream_in, name, fh = _open_input(opts)
     try:
-        limits = limits_of(opts)
-        source = LineSource(stream_in, name, limits.max_chars or sys.maxsize // 8)
-        stream = LineStream(
-            predictors.for_repr,
-            fixed_repr=fixed_repr,
-            fixed_by=fixed_by,
-            source_name=name,
-            skip_invalid=opts.skip_invalid,
-            coef_set=opts.coef_set,
-            line_type=opts.line_type,
-            beam=max(opts.beam, opts.top_k),
-            batch_size=opts.batch_size * opts.workers,
-            on_unequal=unequal_notice,
-            check=lambda text, inp: limit_error(text, inp.terms, limits, inp.repr),
-            predict_batch=_batch_predictor(opts),
-            annotate=predictors.annotate,
-            min_confidence=opts.min_confidence,
-        )
+        source = LineSource(stream_in, name, max_chars_of(opts))
+        stream = line_stream(opts, predictors, name, on_unequal=unequal_notice)
         records = _write(stream, source, opts, out, echo)
     finally:
         if fh is not None:
@@ -219,6 +206,144 @@ def run_predict(
 
         draw_reactions(records, opts.draw, stream.use or "smiles")
     return _report(stream.counts, opts, echo)
+
+
+def max_chars_of(opts: PredictOptions) -> int:
+    """The character limit of one input line (0, no limit: a number no line reaches)."""
+    return limits_of(opts).max_chars or sys.maxsize // 8
+
+
+def line_stream(
+    opts: PredictOptions,
+    predictors: Predictors,
+    name: str,
+    *,
+    on_unequal: Callable[[], None] | None = None,
+    min_confidence: float | None = None,
+) -> LineStream:
+    """The one reading and predicting path, for ``gnnca predict`` and the Python API: lines of the checkpoint's
+    representation (the user's checkpoint fixes it; else ``--repr``, else the first line that reads one way),
+    checked against the size limits, batched, predicted and annotated with the trust fields."""
+    fixed = predictors.fixed()
+    fixed_repr, fixed_by = None, ""
+    if fixed is not None:
+        fixed_repr, fixed_by = fixed.repr, "the checkpoint"
+        if opts.repr not in ("auto", fixed.repr):
+            raise InputError(f"--repr {opts.repr}, but the checkpoint reads {fixed.repr}")
+    elif opts.repr != "auto":
+        fixed_repr, fixed_by = opts.repr, f"--repr {opts.repr}"
+    limits = limits_of(opts)
+    return LineStream(
+        predictors.for_repr,
+        fixed_repr=fixed_repr,
+        fixed_by=fixed_by,
+        source_name=name,
+        skip_invalid=opts.skip_invalid,
+        coef_set=opts.coef_set,
+        line_type=opts.line_type,
+        beam=max(opts.beam, opts.top_k),
+        batch_size=opts.batch_size * opts.workers,
+        on_unequal=on_unequal,
+        check=lambda text, inp: limit_error(text, inp.terms, limits, inp.repr),
+        predict_batch=_batch_predictor(opts),
+        annotate=predictors.annotate,
+        min_confidence=opts.min_confidence if min_confidence is None else min_confidence,
+    )
+
+
+@dataclass
+class PredictResult:
+    """Records (one per predicted line, with its 1-based ``line``), refused lines' messages, and the count of
+    lines written without a balanced hypothesis (``fallback``)."""
+
+    records: list[dict[str, Any]] = field(default_factory=list)
+    invalid: list[str] = field(default_factory=list)
+    repr: str | None = None
+
+    @property
+    def fallbacks(self) -> int:
+        return count_fallbacks(self.records)
+
+
+def collect(stream: LineStream, lines: Iterable[RawLine]) -> PredictResult:
+    """Every outcome of ``lines`` at once (the Python API, ``gnnca bench``): records and refusals in input order.
+    The objects alive before (torch, RDKit, the model) are kept out of the garbage collector's full collections
+    meanwhile (``gc.freeze``); nothing is computed differently."""
+    res = PredictResult()
+    with _frozen_heap():
+        for group in stream.run(lines):
+            for o in group:
+                if o.record is not None:
+                    res.records.append(o.record)
+                elif o.error is not None:
+                    res.invalid.append(o.error)
+    res.repr = stream.use
+    return res
+
+
+@contextmanager
+def _frozen_heap() -> Iterator[None]:
+    if not gc.isenabled():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+class _Given:
+    """A predictor already loaded, in the place of :class:`Predictors` (:func:`predict_lines`)."""
+
+    def __init__(self, predictor: Any, top_k: int) -> None:
+        self.predictor, self.top_k = predictor, top_k
+
+    def fixed(self) -> Any:
+        return self.predictor
+
+    def for_repr(self, _repr: str) -> Any:
+        return self.predictor
+
+    def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
+        from .trust import annotate_records, trust_for
+
+        annotate_records(records, trust_for(predictor), predictor.repr, self.top_k)
+
+
+def predict_lines(
+    lines: Sequence[str],
+    predictor: Any,
+    *,
+    source_name: str = "-",
+    coef_set: str = "auto",
+    skip_invalid: bool = False,
+    beam: int = 1,
+    batch_size: int = 256,
+    line_type: str = "auto",
+    top_k: int = 1,
+    workers: int = 1,
+) -> PredictResult:
+    """Lines through a loaded predictor on the path of ``gnnca predict --json`` (the benchmark stages, tests):
+    a refused line raises (located) unless ``skip_invalid``, then it is listed in ``invalid``. No size limit
+    applies (benchmark lines are predicted whatever their size)."""
+    opts = PredictOptions(
+        input="-",
+        max_chars=0,
+        max_atoms=0,
+        max_molecules=0,
+        max_total_atoms=0,
+        coef_set=coef_set,
+        skip_invalid=skip_invalid,
+        beam=beam,
+        batch_size=batch_size,
+        line_type=line_type,
+        top_k=top_k,
+        workers=workers,
+    )
+    check_options(opts)
+    stream = line_stream(opts, _Given(predictor, top_k), source_name)  # type: ignore[arg-type]
+    return collect(stream, text_lines(list(lines), max_chars_of(opts), source_name))
 
 
 def _batch_predictor(opts: PredictOptions) -> Callable[[Any, list], list[dict[str, Any]]]:

@@ -13,6 +13,7 @@ import dataclasses
 import gc
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -21,12 +22,12 @@ from ..config import DecodeConfig
 from ..data.dataset import BagExample, ExtraVocab
 from ..data.featurize import Featurizer
 from ..errors import InputError
-from .decode import Decoded
-from .decoder import Decoder, Hypothesis, LineOutputs, kbest_assignments
+from .decoder import Decoder, LineOutputs, extent_rule_for, kbest_assignments
 from .report import build_record
+from .run import decode_overrides
 from .runner import ModelRunner, load_edit_model, load_model
 
-__all__ = ["Predictor", "PredictorSpec", "kbest_assignments", "load_edit_model"]
+__all__ = ["Predictor", "PredictorOptions", "PredictorSpec", "kbest_assignments", "load_edit_model"]
 
 
 @contextlib.contextmanager
@@ -47,24 +48,42 @@ def _collector_paused() -> Iterator[None]:
 
 
 @dataclass(frozen=True)
-class PredictorSpec:
-    """How to load a predictor again (another process: ``gnnca predict --workers``): checkpoint, device, edit
-    model, extent rule and decode settings; picklable, unlike a loaded model."""
+class PredictorOptions:
+    """How a checkpoint is read as a predictor: the bond-edit model of a SMILES checkpoint (``None``: the paired
+    one, ``$GNNCA_EDIT_CHECKPOINT``, the bundled one, or ``runs/edits_cpu/best.pt``), the extent rule, the decode
+    settings (``settings`` replaces the checkpoint's ``decode`` section whole; ``overrides`` are
+    ``decode.key=value`` items applied on top, as ``gnnca predict --set``)."""
 
-    checkpoint: str
-    device: str = "cpu"
     edit_checkpoint: str | None = None
     extent: str = "auto"
     settings: DecodeConfig | None = None
+    overrides: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class PredictorSpec:
+    """How to load a predictor again (another process: ``gnnca predict --workers``): checkpoint, device and
+    options; picklable, unlike a loaded model."""
+
+    checkpoint: str
+    device: str = "cpu"
+    options: PredictorOptions = PredictorOptions()
+
+    @property
+    def edit_checkpoint(self) -> str | None:
+        return self.options.edit_checkpoint
 
     def load(self) -> Predictor:
-        return Predictor.from_checkpoint(
-            self.checkpoint, self.device, self.edit_checkpoint, extent=self.extent, settings=self.settings
-        )
+        return Predictor.from_checkpoint(self.checkpoint, self.device, self.options)
 
 
 class Predictor:
-    """Examples in, one JSON-able record per example out (``record["prediction"]`` is the target line)."""
+    """Examples in, one JSON-able record per example out (``record["prediction"]`` is the target line).
+
+    :meth:`from_checkpoint` is the way in from a checkpoint (``gnnca predict``, the Python API, ``gnnca bench``,
+    the ``--workers`` processes); the constructor takes a network already in memory (the trainer's validation),
+    :meth:`build` an untrained one (tests). The runner's and decoder's parts a caller reads are attributes here;
+    everything else is reached on :attr:`runner` and :attr:`decoder` directly."""
 
     def __init__(
         self,
@@ -74,49 +93,44 @@ class Predictor:
         vtype: int,
         device: torch.device | str = "cpu",
         edit: Any = None,
-        edit_beam: int | None = None,
         settings: DecodeConfig | None = None,
         extent: str = "auto",
     ) -> None:
-        settings = dataclasses.replace(settings or DecodeConfig())
-        if edit_beam is not None:
-            settings.edit_beam = edit_beam
         self.runner = ModelRunner(model, feat, vocab, vtype, device)
-        self.decoder = Decoder(feat, vocab, settings, edit=edit, extent=extent)
+        self.decoder = Decoder(feat, vocab, dataclasses.replace(settings or DecodeConfig()), edit=edit, extent=extent)
         self.source: PredictorSpec | None = None  # set when loaded from a checkpoint
 
     # ----------------------------------------------------------------- construction
     @classmethod
     def from_checkpoint(
-        cls,
-        path: str,
-        device: str | torch.device = "cpu",
-        edit_checkpoint: str | None = None,
-        *,
-        extent: str = "auto",
-        settings: DecodeConfig | None = None,
+        cls, path: str | Path, device: str | torch.device = "cpu", options: PredictorOptions | None = None
     ) -> Predictor:
-        """A predictor with the decode settings saved in the checkpoint (``settings`` replaces them whole).
-        A SMILES checkpoint gets the bond-edit model of ``edit_checkpoint`` (default: the paired one,
-        ``$GNNCA_EDIT_CHECKPOINT``, the bundled one, or ``runs/edits_cpu/best.pt``)."""
-        lm = load_model(path, device, edit_checkpoint)
+        """The predictor of a GNN checkpoint (``a.pt,b.pt``: an ensemble) with the decode settings saved in it,
+        as ``options`` amend them (:class:`PredictorOptions`)."""
+        options = options or PredictorOptions()
+        lm = load_model(path, device, options.edit_checkpoint)
+        settings = decode_overrides(options.settings or lm.settings, options.overrides)
         r = lm.runner
-        pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, None, settings or lm.settings, extent)
-        pred.source = PredictorSpec(str(path), str(r.device), edit_checkpoint, extent)
+        pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, settings, options.extent)
+        pred.source = PredictorSpec(str(path), str(r.device), options)
         return pred
 
     def spec(self) -> PredictorSpec:
         """This predictor as a :class:`PredictorSpec` (its current extent rule and decode settings)."""
         if self.source is None:
             raise InputError("this predictor was built in memory, not loaded from a checkpoint: no workers")
-        return dataclasses.replace(self.source, extent=self.extent, settings=dataclasses.replace(self.settings))
+        now = dataclasses.replace(
+            self.source.options, extent=self.extent, settings=dataclasses.replace(self.settings), overrides=()
+        )
+        return dataclasses.replace(self.source, options=now)
 
     @classmethod
     def build(cls, cfg_model: dict, feat: Featurizer, vocab: ExtraVocab, vtype: int) -> Predictor:
+        """An untrained network of the given model settings (tests, smoke runs)."""
         r = ModelRunner.build(cfg_model, feat, vocab, vtype)
         return cls(r.model, feat, vocab, vtype)
 
-    # ----------------------------------------------------------------- the parts, as attributes
+    # ----------------------------------------------------------------- the parts callers read
     model = property(lambda self: self.runner.model)
     feat = property(lambda self: self.runner.feat)
     vocab = property(lambda self: self.runner.vocab)
@@ -124,8 +138,11 @@ class Predictor:
     device = property(lambda self: self.runner.device)
     repr = property(lambda self: self.runner.repr)
     naive = property(lambda self: self.runner.naive)
-    settings = property(lambda self: self.decoder.settings)
-    edit_cache = property(lambda self: self.decoder.edit_cache)
+
+    @property
+    def settings(self) -> DecodeConfig:
+        """The decoder's settings (``decode`` section); change one with ``predictor.settings.name = value``."""
+        return self.decoder.settings
 
     @property
     def edit(self) -> Any:
@@ -141,41 +158,10 @@ class Predictor:
 
     @extent.setter
     def extent(self, value: str) -> None:
-        from .decoder import extent_rule_for
-
         extent_rule_for([], value)
         self.decoder.extent = value
 
-    def _setting(name: str) -> property:  # type: ignore[misc]  # noqa: N805 - a property factory
-        return property(
-            lambda self: getattr(self.decoder.settings, name),
-            lambda self, v: setattr(self.decoder.settings, name, v),
-            doc=f"``decode.{name}`` (see DecodeConfig)",
-        )
-
-    balance_beam = _setting("balance_beam")
-    edit_beam = _setting("edit_beam")
-    edit_role_sets = _setting("edit_role_sets")
-    edit_role_sets_t1 = _setting("edit_role_sets_t1")
-    role_evidence = _setting("role_evidence")
-    valence_check = _setting("valence_check")
-    del _setting
-
     # ----------------------------------------------------------------- running
-    def forward(self, data_list: Sequence[Any]) -> list[dict[str, Any]]:
-        return self.runner.forward(data_list)
-
-    def leftover_candidates(self, r: dict[str, Any], k: int = 4) -> list[tuple[float, str | None]]:
-        return self.decoder.leftover_candidates(r, k)
-
-    def _acceptable(self, d: Decoded) -> bool:
-        return self.decoder.acceptable(d)
-
-    def _decode_with_edits(
-        self, ex: BagExample, hyps: list[tuple[float, tuple[int, ...]]], beam: int, scorer: Any
-    ) -> list[Hypothesis]:
-        return self.decoder._decode_with_edits(ex, hyps, beam, scorer)
-
     def decode_one(self, ex: BagExample, r: dict[str, Any] | LineOutputs, beam: int = 1) -> dict[str, Any]:
         """The record of one example from its network outputs (one example's tensors or :class:`LineOutputs`)."""
         lo = r if isinstance(r, LineOutputs) else self.decoder.line_outputs(r)

@@ -1,29 +1,24 @@
-"""``gnnca predict`` as a library function: read lines (one parser: :mod:`..chem.bagfile`), predict, report.
-
-Input lines become :class:`~gnn_chemalgebra.data.dataset.BagExample` s; a line must be in the checkpoint's
-representation (it is refused, never converted).
+"""The pieces of ``gnnca predict`` around the predictor: the bundled checkpoints, the extent rule, ``--set``
+overrides, a parsed line -> :class:`~gnn_chemalgebra.data.dataset.BagExample` (a line must be in the checkpoint's
+representation: it is refused, never converted), and the ``--workers`` process pool. The stream that reads and
+predicts lines is :mod:`.stream`, driven by :mod:`.predict_command`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import gc
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
 from ..algebra.extent import guess_coef_set
-from ..chem.bag import Term, format_bag
-from ..chem.bagfile import ReactionInput, ReactionLines, parse_reaction_input, read_reaction_lines
+from ..chem.bag import Term
+from ..chem.bagfile import ReactionInput, parse_reaction_input
 from ..config import DecodeConfig, apply_overrides, parse_config
 from ..data.dataset import BagExample, example_from_terms
 from ..errors import InputError
-from ..progress import bar
-from .report import count_fallbacks
 
 _BUNDLED = Path(__file__).resolve().parents[1] / "checkpoints"  # package data
 DEFAULT_CHECKPOINT = _BUNDLED / "gnn_default.pt"  # formula model
@@ -115,103 +110,6 @@ def example_from_line(
         raise err.located(path, line) from None
 
 
-@dataclass
-class PredictResult:
-    """Records (one per predicted line, with its 1-based ``line``), refused lines' messages, and the count of
-    lines written without a balanced hypothesis (``fallback``)."""
-
-    records: list[dict[str, Any]] = field(default_factory=list)
-    invalid: list[str] = field(default_factory=list)
-    repr: str | None = None
-
-    @property
-    def fallbacks(self) -> int:
-        return count_fallbacks(self.records)
-
-
-def predict_inputs(
-    read: ReactionLines,
-    predictor: Any,
-    *,
-    source_name: str = "-",
-    coef_set: str = "auto",
-    beam: int = 1,
-    batch_size: int = 256,
-    skip_invalid: bool = True,
-    progress: bool = False,
-    workers: int = 1,
-    line_type: str = "auto",
-    top_k: int = 1,
-) -> PredictResult:
-    """Predict the lines :func:`~gnn_chemalgebra.chem.bagfile.read_reaction_lines` read. A line that the
-    checkpoint cannot take (formulas for a SMILES model) is refused like an unreadable one (raised unless
-    ``skip_invalid``). ``progress``: a bar on stderr (see :mod:`gnn_chemalgebra.progress`). ``workers > 1``:
-    batches are predicted by that many processes (forked from this one on Linux; results in input order).
-    Records carry the trust fields (:mod:`.trust`: calibrated ``confidence``, ``in_domain``, the ``top_k``
-    distinct balanced lines; the beam is at least ``top_k`` wide)."""
-    from .trust import annotate_records, trust_for
-
-    with _frozen_heap():
-        args = (source_name, coef_set, max(beam, top_k), batch_size, skip_invalid, progress, workers, line_type)
-        res = _predict_inputs(read, predictor, *args)
-        annotate_records(res.records, trust_for(predictor), predictor.repr, top_k)
-        return res
-
-
-@contextmanager
-def _frozen_heap() -> Iterator[None]:
-    """The objects alive before a prediction (torch, RDKit, the model: ~200k) moved out of the garbage collector's
-    reach while it runs (``gc.freeze``), so its full collections scan only what the prediction allocates; the
-    same objects are handed back afterwards (``gc.unfreeze``). Nothing is computed differently."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
-
-
-def _predict_inputs(
-    read: ReactionLines,
-    predictor: Any,
-    source_name: str,
-    coef_set: str,
-    beam: int,
-    batch_size: int,
-    skip_invalid: bool,
-    progress: bool,
-    workers: int,
-    line_type: str,
-) -> PredictResult:
-    res = PredictResult(invalid=[str(e) for e in read.refused], repr=read.repr)
-    examples: list[BagExample] = []
-    numbers: list[int] = []
-    for n, inp in read.inputs:
-        try:
-            vtype = line_vtype(inp.terms, line_type, predictor.vtype)
-            examples.append(to_example(inp, predictor.repr, vtype, coef_set))
-        except InputError as err:
-            if not skip_invalid:
-                raise err.located(source_name, n) from None
-            res.invalid.append(str(err.located(source_name, n)))
-            continue
-        numbers.append(n)
-    outs: list[dict[str, Any]] = []
-    chunks = [examples[s : s + batch_size] for s in range(0, len(examples), batch_size)]
-    with bar(len(examples), "predict", enabled=progress) as b:
-        if workers > 1 and len(chunks) > 1:
-            outs = _predict_in_workers(predictor, chunks, workers, beam, b)
-        else:
-            for chunk in chunks:
-                outs += predictor.predict(chunk, batch_size=batch_size, beam=beam)
-                b.update(len(chunk))
-    for n, ex, o in zip(numbers, examples, outs, strict=True):
-        res.records.append({"line": n, "source": format_bag(ex.terms), "coef_set": ex.cset, "line_type": ex.vtype, **o})
-    return res
-
-
 _WORKER: Any = None
 _FORKED: tuple[Any, list[list[BagExample]]] | None = None  # (predictor, chunks) a forked worker inherits
 
@@ -290,32 +188,3 @@ def _predict_in_workers(
             outs += got
             progress_bar.update(len(chunk))
     return outs
-
-
-def predict_lines(
-    lines: Sequence[str],
-    predictor: Any,
-    *,
-    source_name: str = "-",
-    repr: str | None = "auto",
-    coef_set: str = "auto",
-    skip_invalid: bool = False,
-    beam: int = 1,
-    batch_size: int = 256,
-    line_type: str = "auto",
-    top_k: int = 1,
-) -> PredictResult:
-    """Read and predict ``lines``: refused lines raise (located) unless ``skip_invalid``, then they are listed
-    in ``invalid``. ``repr`` ``auto`` decides per line within one representation per input."""
-    read = read_reaction_lines(lines, repr or "auto", path=source_name, skip_invalid=skip_invalid)
-    return predict_inputs(
-        read,
-        predictor,
-        source_name=source_name,
-        coef_set=coef_set,
-        beam=beam,
-        batch_size=batch_size,
-        skip_invalid=skip_invalid,
-        line_type=line_type,
-        top_k=top_k,
-    )

@@ -20,7 +20,7 @@ from gnn_chemalgebra.chem.bagfile import read_reaction_lines
 from gnn_chemalgebra.data.dataset import ExtraVocab, load_examples, write_toy_variant
 from gnn_chemalgebra.data.featurize import Featurizer
 from gnn_chemalgebra.inference.decoder import kbest_rows
-from gnn_chemalgebra.inference.predictor import Predictor
+from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
 from gnn_chemalgebra.inference.run import DEFAULT_CHECKPOINT, to_example
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -86,7 +86,7 @@ def test_batched_path_equals_the_per_example_path_untrained(tmp_path: Path, left
 @pytest.mark.integration
 @pytest.mark.parametrize("case", ["formula_t1", "formula_t2"])
 def test_batched_path_equals_the_per_example_path_bundled(case: str) -> None:
-    pred = Predictor.from_checkpoint(str(DEFAULT_CHECKPOINT), extent="bayes")
+    pred = Predictor.from_checkpoint(DEFAULT_CHECKPOINT, options=PredictorOptions(extent="bayes"))
     read = read_reaction_lines((GOLDEN / f"{case}.in").read_text().splitlines(), "auto", path=case)
     examples = [to_example(inp, pred.repr, pred.vtype) for _, inp in read.inputs]
     _check_line_outputs(pred, examples[:64])

@@ -99,7 +99,7 @@ def test_reported_roles_follow_the_written_line() -> None:
 
 def test_settings_are_settable_through_the_predictor() -> None:
     pred = Predictor.build(TINY, Featurizer("formula"), ExtraVocab([]), 2)
-    pred.balance_beam, pred.role_evidence = 9, False
+    pred.settings.balance_beam, pred.settings.role_evidence = 9, False
     assert pred.settings.balance_beam == 9 and pred.decoder.settings.role_evidence is False
     pred.extent = "limiting"
     assert pred.decoder.extent == "limiting"
@@ -173,7 +173,7 @@ def test_type1_reactant_sets_are_ranked_by_role_plus_edit_score(
     of beats the first one (role score 0, an unlikely graph); a set whose role score alone is below the best
     line found is never decoded (the role score bounds it)."""
     pred = Predictor.build(TINY, Featurizer("smiles"), ExtraVocab([]), 1)
-    pred.edit_role_sets_t1 = t1_sets
+    pred.settings.edit_role_sets_t1 = t1_sets
     graphs = {("C=C", "[H][H]"): ("CC", -3.0), ("C=C", "CCO"): ("CCCCO", -0.1)}
     calls: list[tuple[str, ...]] = []
 

@@ -14,7 +14,7 @@ from gnn_chemalgebra.algebra.roles import role_name
 from gnn_chemalgebra.chem.molecule import bag_composition
 from gnn_chemalgebra.config import DecodeConfig
 from gnn_chemalgebra.errors import InputError
-from gnn_chemalgebra.inference.predictor import Predictor
+from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
 from gnn_chemalgebra.inference.report import count_fallbacks
 from gnn_chemalgebra.inference.run import DEFAULT_CHECKPOINT, decode_overrides
 
@@ -141,8 +141,12 @@ def test_decode_settings_come_from_the_checkpoint_and_set(tmp_path: Path) -> Non
     ck.setdefault("config", {})["decode"] = {"balance_beam": 7, "evidence_floor": -5.0}
     torch.save(ck, tmp_path / "ck.pt")
     pred = Predictor.from_checkpoint(str(tmp_path / "ck.pt"))
-    assert (pred.balance_beam, pred.settings.evidence_floor, pred.edit_role_sets) == (7, -5.0, 2)
+    assert (pred.settings.balance_beam, pred.settings.evidence_floor, pred.settings.edit_role_sets) == (7, -5.0, 2)
     assert decode_overrides(pred.settings, ["decode.balance_beam=3"]).balance_beam == 3
+    opts = PredictorOptions(extent="limiting", overrides=("decode.balance_beam=3",))
+    over = Predictor.from_checkpoint(tmp_path / "ck.pt", options=opts)  # the saved section, amended
+    assert (over.settings.balance_beam, over.settings.evidence_floor, over.extent) == (3, -5.0, "limiting")
+    assert over.spec().load().settings == over.settings  # a worker reloads the same settings
     for bad, why in [
         ("decode.balance_bem=3", "did you mean 'decode.balance_beam'"),
         ("decode.balance_beam=many", "decode.balance_beam"),

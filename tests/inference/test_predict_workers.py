@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from gnn_chemalgebra.chem.bagfile import read_reaction_lines
 from gnn_chemalgebra.inference import run
-from gnn_chemalgebra.inference.predictor import Predictor
+from gnn_chemalgebra.inference.predict_command import predict_lines
+from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
 
 pytestmark = pytest.mark.integration
 
@@ -19,12 +19,11 @@ GOLDEN = Path(__file__).parent / "golden"
 
 @pytest.fixture(scope="module")
 def predictor() -> Predictor:
-    return Predictor.from_checkpoint(str(run.DEFAULT_CHECKPOINT), extent="bayes")
+    return Predictor.from_checkpoint(run.DEFAULT_CHECKPOINT, options=PredictorOptions(extent="bayes"))
 
 
 def _records(predictor: Predictor, lines: list[str], **kw) -> list[str]:
-    read = read_reaction_lines(lines, "auto", path="golden")
-    return [json.dumps(r) for r in run.predict_inputs(read, predictor, **kw).records]
+    return [json.dumps(r) for r in predict_lines(lines, predictor, source_name="golden", **kw).records]
 
 
 def test_forked_workers_give_the_records_of_one_process_in_order(predictor: Predictor) -> None:

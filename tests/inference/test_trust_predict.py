@@ -59,13 +59,13 @@ def fitted(tmp_path_factory: pytest.TempPathFactory, built_small: Path) -> Path:
     import numpy as np
 
     from gnn_chemalgebra.evaluation.metrics import parse_prediction, parse_reference, score_pair
-    from gnn_chemalgebra.inference.predictor import Predictor
-    from gnn_chemalgebra.inference.run import predict_lines
+    from gnn_chemalgebra.inference.predict_command import predict_lines
+    from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
     from gnn_chemalgebra.inference.trust import Calibrator, DomainIndex, Trust, reactant_set
 
     ckpt = tmp_path_factory.mktemp("fitted") / "formula.pt"
     shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
-    pred = Predictor.from_checkpoint(str(ckpt), extent="bayes")
+    pred = Predictor.from_checkpoint(ckpt, options=PredictorOptions(extent="bayes"))
     records, labels, beams = [], [], []
     for variant, lt in (("ChemAlgebra_F_T1_x1", "1"), ("ChemAlgebra_F_T2_x1", "2")):
         d = built_small / variant

@@ -93,7 +93,7 @@ def test_leftover_candidates_read_counts_as_a_formula(toy):
     elems = torch.tensor([ELEMENT_INDEX["C"], ELEMENT_INDEX["H"], ELEMENT_INDEX["Cl"], CHARGE_INDEX])
     lp = torch.full((4, 6), -20.0)
     lp[0, 0] = lp[1, 1] = lp[2, 1] = lp[3, 2] = 0.0  # C0 H1 Cl1 charge 0
-    cands = pred.leftover_candidates({"left_lp": lp, "left_elem": elems})
+    cands = pred.decoder.leftover_candidates({"left_lp": lp, "left_elem": elems})
     assert cands[0][0] == "HCl"
     assert all(name != "HBr" for name, _ in cands)  # Br is not in the bag
 
@@ -126,7 +126,7 @@ def test_inorganic_or_small_main_product_ranks_later():
     def dec(main, new):
         return Decoded(terms=[], nu={"A": -1}, new_products=new, xi=1, candidates=[1], posterior=[], main_product=main)
 
-    assert pred._acceptable(dec("C2H4O2", [("HCl", 1), ("C2H4O2", 1)]))
-    assert not pred._acceptable(dec("O4S", [("H2", 1), ("O4S", 1)]))  # no carbon
-    assert not pred._acceptable(dec("CH4", [("C6H6", 1), ("CH4", 1)]))  # smaller than its by-product
-    assert not pred._acceptable(Decoded(terms=[], nu={}, new_products=[], xi=0, candidates=[], posterior=[]))
+    assert pred.decoder.acceptable(dec("C2H4O2", [("HCl", 1), ("C2H4O2", 1)]))
+    assert not pred.decoder.acceptable(dec("O4S", [("H2", 1), ("O4S", 1)]))  # no carbon
+    assert not pred.decoder.acceptable(dec("CH4", [("C6H6", 1), ("CH4", 1)]))  # smaller than its by-product
+    assert not pred.decoder.acceptable(Decoded(terms=[], nu={}, new_products=[], xi=0, candidates=[], posterior=[]))

@@ -142,14 +142,14 @@ def test_bag_gnn_decodes_smiles_lines_with_the_edit_model(overfit: tuple[Path, d
     exs, tgts = [], []
     for k, r in zip((3, 7), FOUR[:2], strict=True):  # 7: a coefficient the edit model never saw
         ex = example_from_terms([Term(k, m) for m in [*r["reactants"], *r["reagents"]]], vtype=1)
-        decs = pred._decode_with_edits(ex, [(0.0, _gold_assign(ex, r["reactants"]))], 1, None)
+        decs = pred.decoder._decode_with_edits(ex, [(0.0, _gold_assign(ex, r["reactants"]))], 1, None)
         tgt = format_bag(Term(k, m) for m in [*gold_products(r), r["leftover_product"], *r["reagents"]] if m)
         assert decs[0][1].balanced and evaluate_lines([format_bag(decs[0][1].terms)], [tgt], "smiles")["EM"] == 100
         assert decs[0][1].main_product in gold_products(r)
         exs.append(ex)
         tgts.append(tgt)
     zero = ROLE_NU.index(0)  # every molecule a reagent: nothing for the edit model to react
-    (h,) = pred._decode_with_edits(exs[0], [(0.0, (zero,) * len(exs[0].mols))], 1, None)
+    (h,) = pred.decoder._decode_with_edits(exs[0], [(0.0, (zero,) * len(exs[0].mols))], 1, None)
     assert h.roles is None and h.decoded.uncovered == ["no role hypothesis in the beam consumes a molecule"]
     for ex, rec in zip(exs, pred.predict(exs, beam=2), strict=True):
         assert rec["beam"] and len(rec["beam"]) <= 2
@@ -160,4 +160,4 @@ def test_bag_gnn_decodes_smiles_lines_with_the_edit_model(overfit: tuple[Path, d
         if rec["fallback"]:
             assert rec["prediction"] == src and rec["confidence"] is None
         json.dumps(rec, allow_nan=False)  # strict JSON, as `gnnca predict --json` writes it
-    assert pred.edit_cache  # the batched pass filled the cache, decode_one reused it
+    assert pred.decoder.edit_cache  # the batched pass filled the cache, decode_one reused it

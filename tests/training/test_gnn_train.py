@@ -16,8 +16,8 @@ from gnn_chemalgebra.chem.bag import parse_bag
 from gnn_chemalgebra.chem.molecule import composition
 from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.config import load_config
+from gnn_chemalgebra.inference.predict_command import predict_lines
 from gnn_chemalgebra.inference.predictor import Predictor
-from gnn_chemalgebra.inference.run import predict_lines
 from gnn_chemalgebra.inference.validation import predictor_validator
 from gnn_chemalgebra.training.run import train as train_run
 
