@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..chem.leftover import leftover_composition, leftover_from_composition
 from ..errors import ChemistryError
-from .edit_decode import EditBeam, EditCandidate, EditPredictor, load_predictor
+from .edit_beam import EditBeam, EditCandidate
+from .edit_decode import EditPredictor, load_predictor
 
 
 def new_products_for_bag(

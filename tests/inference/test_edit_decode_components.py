@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from gnn_chemalgebra.inference.edit_decode import _components
+from gnn_chemalgebra.inference.edit_repair import _components
 
 pytestmark = pytest.mark.unit
 

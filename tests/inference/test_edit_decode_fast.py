@@ -9,13 +9,16 @@ import pytest
 
 import gnn_chemalgebra.inference.edit_decode as ed
 from gnn_chemalgebra.chem import edits
+from gnn_chemalgebra.inference import edit_repair
+from gnn_chemalgebra.inference.edit_beam import EditBeam
+from gnn_chemalgebra.inference.edit_repair import _labels_key
 
 pytestmark = pytest.mark.integration
 
 
 def _beams(pred: ed.EditPredictor, reactions: list[tuple[list[str], list[str]]]) -> list[list[tuple]]:
     return [
-        [(c.products, c.score, ed._labels_key(c.labels)) for c in cands]
+        [(c.products, c.score, _labels_key(c.labels)) for c in cands]
         for cands in pred.predict(reactions, beam=5, batch_size=8)
     ]
 
@@ -36,7 +39,7 @@ def test_early_verdict_changes_no_candidate(monkeypatch: pytest.MonkeyPatch) -> 
         asked.append(out is None)
         return out
 
-    monkeypatch.setattr(ed, "edited_products", counting)
+    monkeypatch.setattr(edit_repair, "edited_products", counting)
     fast = _beams(pred, reactions)
     assert sum(asked) > 20  # candidates rejected before their products were written
 
@@ -44,7 +47,7 @@ def test_early_verdict_changes_no_candidate(monkeypatch: pytest.MonkeyPatch) -> 
         kw.pop("accept", None)  # no early verdict: every candidate written, balance tested on the strings
         return fast_products(*args, **kw)
 
-    monkeypatch.setattr(ed, "edited_products", full_path)
+    monkeypatch.setattr(edit_repair, "edited_products", full_path)
     assert _beams(pred, reactions) == fast
     assert sum(len(b) for b in fast) >= 3 * len(reactions)
 
@@ -59,7 +62,7 @@ def test_bound_caps_every_later_candidate_and_parking_changes_nothing() -> None:
     checked = 0
     plain = pred.predict(reactions, beam=5)
     for beam, expected in zip(pred.beams(reactions, beam=5), plain, strict=True):
-        if not isinstance(beam, ed.EditBeam):
+        if not isinstance(beam, EditBeam):
             continue
         bounds: list[float] = []
         scores: list[float] = []
@@ -70,8 +73,8 @@ def test_bound_caps_every_later_candidate_and_parking_changes_nothing() -> None:
                 break
             scores.append(beam.results[-1].score)
         assert beam.bound() == float("-inf")  # the search has ended
-        assert [(c.products, c.score, ed._labels_key(c.labels)) for c in beam.results] == [
-            (c.products, c.score, ed._labels_key(c.labels)) for c in expected
+        assert [(c.products, c.score, _labels_key(c.labels)) for c in beam.results] == [
+            (c.products, c.score, _labels_key(c.labels)) for c in expected
         ]
         for k, b in enumerate(bounds):
             assert all(s <= b for s in scores[k:]), (k, b, scores)

@@ -9,7 +9,8 @@ import random
 import pytest
 import torch
 
-import gnn_chemalgebra.inference.edit_decode as ed
+import gnn_chemalgebra.inference.edit_beam as eb
+import gnn_chemalgebra.inference.edit_repair as er
 
 pytestmark = pytest.mark.unit
 
@@ -37,9 +38,9 @@ def test_kbest_equals_reference(seed: int) -> None:
         n_opt = rng.choice([1, 2, 2, 3, 5])
         # coarse values so that equal scores (ties) are common
         lps = sorted((-rng.randint(0, 8) / 4.0 for _ in range(n_opt)), reverse=True)
-        factors.append(ed._Factor("pair", (k, k + 1), [(c, lp) for c, lp in enumerate(lps)]))
+        factors.append(er._Factor("pair", (k, k + 1), [(c, lp) for c, lp in enumerate(lps)]))
     n_uncertain, width = rng.randint(0, 12), rng.randint(1, 40)
-    got = ed._kbest(factors, n_uncertain, width)
+    got = eb._kbest(factors, n_uncertain, width)
     assert got == _reference_kbest(factors, n_uncertain, width)
     assert all(type(d) is float for d, _ in got)
 
@@ -69,7 +70,7 @@ def test_components_equal_reference(seed: int) -> None:
     rng = random.Random(seed)
     n = rng.randint(0, 60)
     edges = [(rng.randrange(n), rng.randrange(n)) for _ in range(rng.randint(0, 2 * n))] if n else []
-    assert ed._components(n, edges) == _reference_components(n, edges)
+    assert er._components(n, edges) == _reference_components(n, edges)
 
 
 @pytest.mark.parametrize("width", [1, 2, 3, 5, 13])
@@ -80,7 +81,7 @@ def test_options_equal_the_generic_rows(width: int) -> None:
     for k in (1, 2, 3, 4):
         v, idx = lp.topk(min(k, width), dim=-1)
         want = [list(zip(i, x, strict=True)) for i, x in zip(idx.tolist(), v.tolist(), strict=True)]
-        got = ed._options(lp, k)
+        got = eb._options(lp, k)
         assert got == want
         assert all(type(c) is int and type(x) is float for row in got for c, x in row)
-    assert ed._options(lp[:0], 2) == []
+    assert eb._options(lp[:0], 2) == []

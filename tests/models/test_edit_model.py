@@ -23,7 +23,7 @@ from gnn_chemalgebra.data.edit_dataset import (
     reaction_graph,
     record_example,
 )
-from gnn_chemalgebra.inference.edit_decode import decode_reaction
+from gnn_chemalgebra.inference.edit_beam import decode_reaction
 from gnn_chemalgebra.models.edit_model import build_edit_model, edit_hparams, edit_losses, exact_edit_hits
 
 pytestmark = pytest.mark.unit
