@@ -49,6 +49,13 @@ def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
         except ChemAlgebraError as err:
             typer.echo(f"gnnca: error: {err}", err=True)
             raise typer.Exit(2) from None
+        except MemoryError:
+            typer.echo(
+                "gnnca: error: out of memory: the input is too large for this machine (keep the default size "
+                "limits of gnnca predict, or lower them)",
+                err=True,
+            )
+            raise typer.Exit(2) from None
         except OSError as err:
             if err.filename is None:  # not about a file the user named (e.g. a closed pipe)
                 raise
@@ -309,7 +316,9 @@ def predict_cmd(
         "gnn_smiles_default.pt for SMILES, gnn_default.pt for formulas). A checkpoint fixes the input's "
         "representation: lines in the other one are refused, never converted. Several of one representation "
         "joined by commas (a.pt,b.pt) are read as one ensemble: role and leftover log-probabilities averaged; the "
-        "first gives the vocabulary and decode settings.",
+        "first gives the vocabulary and decode settings. A trained Transformer checkpoint (gnnca train with "
+        "model.name transformer, the sequence baseline) is detected and predicts the same way: the beam's best "
+        "line, confidence from its sequence log-probability, never a fallback.",
     ),
     edit_checkpoint: Path = typer.Option(
         None,
@@ -391,6 +400,12 @@ def predict_cmd(
         "limit). The defaults are about twice the training data's largest lines; a line over a limit is refused "
         "with the limit named.",
     ),
+    max_coef: int = typer.Option(
+        None,
+        "--max-coef",
+        help=f"Largest coefficient of a term (default {limits.DEFAULT_MAX_COEF:,}; 0: no limit; the benchmark's are "
+        "1..10, and the extent search grows with it).",
+    ),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto."),
     batch_size: int = typer.Option(256, "--batch-size", help="Lines per network batch."),
     workers: int = typer.Option(
@@ -437,6 +452,7 @@ def predict_cmd(
         max_atoms=max_atoms,
         max_molecules=max_molecules,
         max_total_atoms=max_total_atoms,
+        max_coef=max_coef,
         device=device,
         batch_size=batch_size,
         workers=workers,

@@ -30,12 +30,16 @@ DEFAULT_MAX_CHARS = 2_000
 DEFAULT_MAX_MOLECULES = 50
 DEFAULT_MAX_ATOMS = 400
 DEFAULT_MAX_TOTAL_ATOMS = 800
+# Coefficients: the benchmark's are 1..10; an amount far beyond that makes the extent search enumerate every
+# extent up to it (a coefficient of 10**13 asked for terabytes), so larger ones are refused.
+DEFAULT_MAX_COEF = 1_000
 
 FLAGS: dict[str, str] = {
     "max_chars": "--max-chars",
     "max_molecules": "--max-molecules",
     "max_atoms": "--max-atoms",
     "max_total_atoms": "--max-total-atoms",
+    "max_coef": "--max-coef",
 }
 
 # One heavy SMILES atom: a bracket atom (its element read below) or an organic-subset atom, two-letter halogens
@@ -55,6 +59,7 @@ class Limits:
     max_molecules: int = DEFAULT_MAX_MOLECULES  # molecules (terms) in one line
     max_chars: int = DEFAULT_MAX_CHARS  # characters in one line
     max_total_atoms: int = DEFAULT_MAX_TOTAL_ATOMS  # heavy atoms in one line, all molecules together
+    max_coef: int = DEFAULT_MAX_COEF  # the largest coefficient of a term
 
     def __post_init__(self) -> None:
         for f in fields(self):
@@ -69,6 +74,7 @@ class Limits:
         max_molecules: int | None = None,
         max_chars: int | None = None,
         max_total_atoms: int | None = None,
+        max_coef: int | None = None,
     ) -> Limits:
         """The defaults with the options given (``None``: the default) put in; a bad value is one line."""
         given = {
@@ -76,13 +82,14 @@ class Limits:
             "max_molecules": max_molecules,
             "max_chars": max_chars,
             "max_total_atoms": max_total_atoms,
+            "max_coef": max_coef,
         }
         return cls(**{k: v for k, v in given.items() if v is not None})
 
     @classmethod
     def none(cls) -> Limits:
         """No limit at all (the benchmark's own files, the Python API when asked)."""
-        return cls(0, 0, 0, 0)
+        return cls(0, 0, 0, 0, 0)
 
 
 @dataclass(frozen=True)
@@ -179,6 +186,13 @@ def limit_error(
     if err is not None or terms is None:
         return err
     mols = [t.mol if isinstance(t, Term) else t for t in terms]
+    coefs = [t.coef for t in terms if isinstance(t, Term)]
+    if coefs and _over(max(coefs), limits.max_coef):
+        big = max(terms, key=lambda t: t.coef)
+        return InputError(
+            f"coefficient {big.coef:,} is over the limit of {limits.max_coef:,} (raise it with {FLAGS['max_coef']})",
+            term=f"{{{big.coef}}}{big.mol}",
+        )
     if _over(len(mols), limits.max_molecules):
         return InputError(
             f"line has {len(mols):,} molecules, over the limit of {limits.max_molecules:,} "

@@ -45,6 +45,7 @@ class PredictOptions:
     max_atoms: int | None = None
     max_molecules: int | None = None
     max_total_atoms: int | None = None
+    max_coef: int | None = None
     device: str = "cpu"
     batch_size: int = 256
     workers: int = 1
@@ -56,7 +57,7 @@ class PredictOptions:
 
 def limits_of(opts: PredictOptions) -> Limits:
     """The size limits a line must keep (the defaults, with the ``--max-*`` options put in)."""
-    return Limits.from_options(opts.max_atoms, opts.max_molecules, opts.max_chars, opts.max_total_atoms)
+    return Limits.from_options(opts.max_atoms, opts.max_molecules, opts.max_chars, opts.max_total_atoms, opts.max_coef)
 
 
 def check_options(opts: PredictOptions) -> None:

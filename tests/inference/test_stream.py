@@ -172,6 +172,7 @@ def _cli(args: list[str], stdin: str | bytes = "") -> object:
         (["-"], ".".join("C" * n + "O" for n in range(1, 201)) + "\n", "(raise it with --max-chars)"),
         (["-", "--max-chars", "0"], ".".join("C" * n + "O" for n in range(1, 201)) + "\n", "--max-molecules"),
         (["-", "--max-atoms", "-1"], "CCO\n", "--max-atoms must be a whole number >= 0"),
+        (["-"], "{74258694575331}CCO\n", "over the limit of 1,000 (raise it with --max-coef)"),
     ],
 )
 def test_bad_options_and_inputs_are_one_line_exit_2(args: list[str], stdin: str, says: str) -> None:
@@ -257,3 +258,29 @@ def test_written_files_follow_the_umask(tmp_path: Path) -> None:
 def test_long_terms_are_cut_in_messages() -> None:
     msg = str(InputError("bad", path="f", line=3, term="C" * 10_000_000))
     assert len(msg) < 200 and "10,000,000 characters" in msg
+
+
+_BIG = st.one_of(
+    st.sampled_from([1, 5, 40, 401, 2500]).map(lambda n: "C" * n),  # chains under and over --max-atoms
+    st.integers(min_value=1, max_value=10**30).map(lambda k: f"{{{k}}}CCO"),  # huge coefficients
+    st.lists(st.sampled_from(["CCO", "O", "CC(=O)Cl", "NCc1ccccc1", "[Na+]", "Cl"]), min_size=1, max_size=6).map(
+        ".".join
+    ),  # bags the model answers
+    st.just(".".join(["CCO"] * 60)),  # over --max-molecules
+    st.binary(max_size=30).map(lambda b: b.decode("latin-1")),  # junk
+)
+
+
+@pytest.mark.integration
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(_BIG, min_size=1, max_size=4))
+def test_the_cli_answers_every_random_line_in_place(lines: list[str]) -> None:
+    """Random big molecules, huge coefficients, long bags and junk through the real bundled models: exit 0 or 2,
+    never a traceback, and with --skip-invalid one JSON line per input line, in order."""
+    text = "\n".join(line.replace("\n", " ").replace("\r", " ").replace("\x00", " ") for line in lines) + "\n"
+    res = _cli(["-", "--skip-invalid", "--json"], text.encode("utf-8"))
+    assert res.exit_code in (0, 2), res.output
+    assert "Traceback" not in res.output and res.exception is None or isinstance(res.exception, SystemExit)
+    rows = [json.loads(x) for x in res.stdout.splitlines()]
+    n = text.encode("utf-8").count(b"\n")
+    assert [r["line"] for r in rows] == list(range(1, n + 1))
