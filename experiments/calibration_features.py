@@ -1,6 +1,5 @@
-"""Which features rank right above wrong lines: five-fold cross-validation on VALIDATION records only.
-
-Reads the validation records ``gnnca bench calibration --records DIR`` kept (beam 5), labels them against
+"""Which features rank right above wrong lines: five-fold cross-validation on VALIDATION records only. It
+reads the validation records ``gnnca bench calibration --records DIR`` kept (beam 5), labels them against
 ``tgt-valid.txt``, and compares the calibration's features (``inference/trust.py``) with candidates left out of it:
 the beam's margin (score of the written line minus the next distinct one), the training lines' memory of each
 consumed molecule (how often it was consumed, and with which by-products), the nearest training reactant set's

@@ -1,5 +1,4 @@
 """Textbook reactions against the bundled models: which ones they get wrong, and whether those say so.
-
 Sixteen reactions of an organic chemistry course, written here as bags of reactants (one equivalent each) with the
 products a chemist expects (the benchmark's format: every molecule that leaves the flask, by-products included),
 once as SMILES and once as formulas (RDKit's CalcMolFormula of the same molecules). None was taken from the

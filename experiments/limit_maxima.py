@@ -1,8 +1,10 @@
-"""The largest input lines of built data: what the defaults of ``gnnca predict``'s size limits are chosen from.
+"""The largest input lines of built data, from which the defaults of ``gnnca predict``'s size limits are chosen:
+in built/extra the largest line has 1,002 characters, 26 molecules, a molecule of 205 heavy atoms and 410 heavy
+atoms in all, and the string count of heavy atoms equals RDKit's on all 259,702 distinct molecules.
 
 Usage::
 
-    python scripts/limit_maxima.py built/extra [built/full ...] [--check-rdkit] [--json out.json]
+    python experiments/limit_maxima.py built/extra [built/full ...] [--check-rdkit] [--json out.json]
 
 Reads every ``src-*.txt`` under the folders (a ChemAlgebra variant's bags, ``uspto_bal``'s bags, the
 ``reactants>reagents`` lines of ``uspto_mit_separated``) and reports, per folder and over all of them, the
