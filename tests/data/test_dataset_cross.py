@@ -25,7 +25,7 @@ def _tensors(built: Path, variant: str, split: str) -> list[dict[str, torch.Tens
     out = []
     for i, ex in enumerate(exs):
         d = to_data(ex, feat, vocab, i)
-        out.append({k: v for k, v in d.to_dict().items() if torch.is_tensor(v) and k not in RAW_ONLY})
+        out.append({k: v for k, v in d.items() if torch.is_tensor(v) and k not in RAW_ONLY})
     return out
 
 
