@@ -327,7 +327,8 @@ def predict_lines(
 ) -> PredictResult:
     """Lines through a loaded predictor on the path of ``gnnca predict --json`` (the benchmark stages, tests):
     a refused line raises (located) unless ``skip_invalid``, then it is listed in ``invalid``. No size limit
-    applies (benchmark lines are predicted whatever their size)."""
+    applies (benchmark lines are predicted whatever their size) but the coefficient bound (``--max-coef``: the
+    extent search's memory grows with the coefficients)."""
     opts = PredictOptions(
         input="-",
         max_chars=0,

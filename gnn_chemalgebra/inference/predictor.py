@@ -18,10 +18,12 @@ from typing import Any
 
 import torch
 
+from ..checkpoint import load_checkpoint
 from ..config import DecodeConfig
 from ..data.dataset import BagExample, ExtraVocab
 from ..data.featurize import Featurizer
 from ..errors import InputError
+from ..io import checkpoint_paths
 from .decoder import Decoder, LineOutputs, extent_rule_for, kbest_assignments
 from .report import build_record
 from .run import decode_overrides
@@ -104,11 +106,18 @@ class Predictor:
     @classmethod
     def from_checkpoint(
         cls, path: str | Path, device: str | torch.device = "cpu", options: PredictorOptions | None = None
-    ) -> Predictor:
-        """The predictor of a GNN checkpoint (``a.pt,b.pt``: an ensemble) with the decode settings saved in it,
-        as ``options`` amend them (:class:`PredictorOptions`)."""
+    ) -> Any:
+        """The predictor of a checkpoint, by its kind: a GNN (``a.pt,b.pt``: an ensemble) with the decode
+        settings saved in it, as ``options`` amend them (:class:`PredictorOptions`); a Transformer (the sequence
+        baseline) as a :class:`~.transformer.TransformerPredictor` with the same ``predict`` contract."""
         options = options or PredictorOptions()
-        lm = load_model(path, device, options.edit_checkpoint)
+        paths = checkpoint_paths(str(path))
+        first = load_checkpoint(paths[0], map_location="cpu", require=())
+        if (first.get("meta") or {}).get("model") == "transformer":
+            from .transformer import TransformerPredictor  # the sequence model's modules: only for its checkpoints
+
+            return TransformerPredictor.from_loaded(first, str(path), device, options)
+        lm = load_model(path, device, options.edit_checkpoint, first)
         settings = decode_overrides(options.settings or lm.settings, options.overrides)
         r = lm.runner
         pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, settings, options.extent)

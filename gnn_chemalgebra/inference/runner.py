@@ -156,7 +156,12 @@ class LoadedModel:
     edit: Any
 
 
-def load_model(path: str | Path, device: str | torch.device = "cpu", edit_checkpoint: str | None = None) -> LoadedModel:
+def load_model(
+    path: str | Path,
+    device: str | torch.device = "cpu",
+    edit_checkpoint: str | None = None,
+    first: dict[str, Any] | None = None,
+) -> LoadedModel:
     """A GNN checkpoint -> runner + the ``decode`` section saved with it (defaults for older checkpoints).
 
     ``path`` may name several checkpoints of one representation, comma-separated (``a.pt,b.pt``): their heads
@@ -164,9 +169,9 @@ def load_model(path: str | Path, device: str | torch.device = "cpu", edit_checkp
     settings and the paired edit model.
     A SMILES checkpoint gets the bond-edit model of ``edit_checkpoint`` (default: the one the GNN was trained
     with, ``$GNNCA_EDIT_CHECKPOINT``, the bundled one, or ``runs/edits_cpu/best.pt``); without any, new product
-    graphs stay uncovered."""
+    graphs stay uncovered. ``first``: the first checkpoint's entries, already loaded (not read again)."""
     paths = checkpoint_paths(path)
-    loaded = [load_bag_model(p) for p in paths]
+    loaded = [load_bag_model(p, first if i == 0 else None) for i, p in enumerate(paths)]
     ck, feat, vocab, model = loaded[0]
     for p, (_, f, _, _) in zip(paths[1:], loaded[1:], strict=True):
         if f.repr != feat.repr:
@@ -188,9 +193,14 @@ def load_model(path: str | Path, device: str | torch.device = "cpu", edit_checkp
     return LoadedModel(runner, decode_settings(saved), edit)
 
 
-def load_bag_model(path: str) -> tuple[dict[str, Any], Featurizer, ExtraVocab, torch.nn.Module]:
-    """One bag-GNN checkpoint: (the checkpoint, its featurizer, its by-product vocabulary, the network)."""
-    ck = load_checkpoint(path, map_location="cpu", require=("model", "featurizer", "meta"), kind="GNN (bag model)")
+def load_bag_model(
+    path: str, ck: dict[str, Any] | None = None
+) -> tuple[dict[str, Any], Featurizer, ExtraVocab, torch.nn.Module]:
+    """One bag-GNN checkpoint: (the checkpoint, its featurizer, its by-product vocabulary, the network);
+    ``ck``: its entries, already loaded."""
+    need = ("model", "featurizer", "meta")
+    if ck is None or any(k not in ck for k in need):  # read (again): a missing entry is the loader's one line
+        ck = load_checkpoint(path, map_location="cpu", require=need, kind="GNN (bag model)")
     fz = ck["featurizer"]
     feat = Featurizer(fz["repr"])
     vocab = ExtraVocab(fz["vocab"][1:])

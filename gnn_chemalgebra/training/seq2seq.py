@@ -174,8 +174,17 @@ class LoadedModel:
 
 def load_model(path: str | Path, device: str | torch.device = "cpu") -> LoadedModel:
     """Load a transformer checkpoint (``last.pt`` or ``best.pt``) for prediction, weights_only."""
+    return model_from_checkpoint(load_checkpoint(path, map_location="cpu"), path, device)
+
+
+def is_transformer_checkpoint(ck: dict[str, Any]) -> bool:
+    """Whether loaded checkpoint entries are a Transformer's (``meta.model``)."""
+    return (ck.get("meta") or {}).get("model") == "transformer"
+
+
+def model_from_checkpoint(ck: dict[str, Any], path: str | Path, device: str | torch.device = "cpu") -> LoadedModel:
+    """:func:`load_model` from checkpoint entries already loaded (``path`` names them in messages)."""
     dev = select_device(str(device)) if isinstance(device, str) else device
-    ck = load_checkpoint(path, map_location="cpu")
     meta = ck.get("meta") or {}
     if meta.get("model") != "transformer" or "vocab" not in meta:
         raise InputError("not a transformer checkpoint (no vocabulary in it)", path=str(path))

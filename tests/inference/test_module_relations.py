@@ -21,6 +21,7 @@ NEVER = {
     "edit_repair": {"edit_beam", "edit_decode", "smiles_products", "decoder", "decode"},
     "edit_beam": {"edit_decode", "smiles_products", "decoder", "decode"},
     "edit_decode": {"smiles_products", "decoder", "decode", "predictor"},
+    "transformer": {"predictor", "runner", "decoder", "predict_command", "stream"},
 }
 
 
