@@ -65,6 +65,14 @@ def test_predict_writes_the_models_own_lines(checkpoint: Path, tmp_path: Path) -
     assert sum(a == b for a, b in zip(lines, TGT, strict=True)) >= len(SRC) - 1  # it learned the copy task
 
 
+def test_workers_write_the_lines_of_one_process(checkpoint: Path, tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(SRC) + "\n")
+    one = _predict([str(src), "--checkpoint", str(checkpoint), "--batch-size", "2"])
+    two = _predict([str(src), "--checkpoint", str(checkpoint), "--batch-size", "2", "--workers", "2"])
+    assert one[0] == two[0] == 0 and one[1] == two[1] and len(one[1]) == len(SRC)
+
+
 def test_json_records_skip_invalid_and_top_k(checkpoint: Path, tmp_path: Path) -> None:
     src = tmp_path / "in.txt"
     src.write_text(f"{SRC[0]}\nnot a line\nCCO.CC(=O)O\n\n{SRC[1]}\n")

@@ -1,5 +1,5 @@
 """The product-component split of the edit beam in linear time on long chains (its groups against a plain
-search: ``test_edit_decode_kbest.py``)."""
+search: ``test_edit_beam.py``)."""
 
 from __future__ import annotations
 
