@@ -52,6 +52,9 @@ FEATURES: tuple[str, ...] = (
     "fallback",  # no balanced hypothesis: the source written back
     "extent_choices",  # more than one extent candidate
     "molecules",  # molecules in the source
+    "extent_p",  # the extent posterior's largest value itself (1 without a posterior)
+    "extent_gap",  # its margin over the second largest
+    "extent_n",  # extents in the posterior
 )
 ALT_FEATURES: tuple[str, ...] = ("score", "gap", "rank", "top")
 _WINDOW = 0.6  # DomainIndex.nearest: bit-count window searched first
@@ -83,6 +86,7 @@ def record_features(rec: Mapping[str, Any]) -> list[float]:
     beam = rec.get("beam") or []
     score = NO_SCORE if fallback or not beam else _score(beam[0])
     post = rec.get("extent_posterior") or []
+    top = sorted(post, reverse=True)[:2] + [0.0, 0.0]
     return [
         _neglog(score),
         _neglog(roles),
@@ -92,6 +96,9 @@ def record_features(rec: Mapping[str, Any]) -> list[float]:
         float(fallback),
         float(len(rec.get("extent_candidates") or []) > 1),
         float(len(mols)),
+        float(top[0]) if post else 1.0,
+        float(top[0] - top[1]) if post else 1.0,
+        float(len(post)),
     ]
 
 
@@ -561,6 +568,9 @@ class Trust:
             raise InputError(f"unreadable calibration sidecar: {exc}", path=str(js)) from None
         if d.get("format") != FORMAT:
             raise InputError(f"calibration sidecar format {d.get('format')!r}, expected {FORMAT}", path=str(js))
+        cal = d.get("calibrator") or {}
+        if cal and (cal.get("features") != list(FEATURES) or cal.get("alt_features") != list(ALT_FEATURES)):
+            return None  # written for other features: uncalibrated until fitted again
         want = d.get("checkpoint_sha256")
         if want and want != _sha256_cached(*_stamp(parts[0])):
             return None  # written for another version of this file

@@ -63,6 +63,11 @@ def test_features_read_the_written_hypothesis() -> None:
     assert len(f) == len(FEATURES)
     assert f[FEATURES.index("score")] == pytest.approx(math.log(0.5 + 1e-4))
     assert f[FEATURES.index("roles")] == pytest.approx(math.log(-2 * math.log(0.9) + 1e-4))
+    t2 = record_features(record(-0.5, 0.9, line_type=2, extent_posterior=[0.3, 0.6, 0.1], extent_candidates=[1, 2, 3]))
+    assert [t2[FEATURES.index(k)] for k in ("extent_p", "extent_gap", "extent_n", "extent_choices")] == pytest.approx(
+        [0.6, 0.3, 3.0, 1.0]
+    )
+    assert t2[FEATURES.index("extent")] == pytest.approx(math.log(-math.log(0.6) + 1e-4))
     fb = record_features(record(-0.5, 0.9, fallback=True))
     assert fb[FEATURES.index("fallback")] == 1.0
     assert fb[FEATURES.index("score")] == pytest.approx(math.log(30 + 1e-4))
