@@ -118,6 +118,7 @@ class Predictors:
         self._loaded: dict[str, Any] = {}
         self._trust: dict[int, Any] = {}
         self.explicit = opts.checkpoint is not None or bool(os.environ.get("GNNCA_CHECKPOINT"))
+        self._by_repr: dict[str, Any] = {}
 
     def load(self, path: str) -> Any:
         from .predictor import Predictor, PredictorOptions
@@ -153,12 +154,19 @@ class Predictors:
         return self.load(path)
 
     def for_repr(self, repr: str) -> Any:
+        """The predictor for lines in ``repr`` (asked once per line: resolved once per representation)."""
+        got = self._by_repr.get(repr)
+        if got is not None:
+            return got
         if self.explicit:
-            return self.fixed()
-        path = default_checkpoint(repr)
-        if not path.is_file():
-            raise InputError("the bundled checkpoint is missing (reinstall the package)", path=str(path))
-        return self.load(str(path))
+            got = self.fixed()
+        else:
+            path = default_checkpoint(repr)
+            if not path.is_file():
+                raise InputError("the bundled checkpoint is missing (reinstall the package)", path=str(path))
+            got = self.load(str(path))
+        self._by_repr[repr] = got
+        return got
 
 
 def _open_input(opts: PredictOptions) -> tuple[Any, str, Any]:
