@@ -37,6 +37,11 @@ class Outcome:
     blank: bool = False
     abstained: str | None = None
 
+    @property
+    def complete(self) -> bool:
+        """Whether the line has its outcome (a line still waiting for its batch or its representation has none)."""
+        return self.record is not None or self.error is not None or self.blank
+
     def text(self) -> str:
         """The output line: the prediction, or empty for a refused, blank or abstained line."""
         return self.record["prediction"] if self.record is not None and self.abstained is None else ""
@@ -259,9 +264,8 @@ class LineStream:
     def _done(self) -> list[Outcome]:
         """The outcomes at the head of the queue that are complete (a line waiting for its batch, or for the
         input's representation, holds back every line after it)."""
-        pending = {id(o) for o, _ in self._batch} | {id(u[0]) for u in self._undecided}
         done: list[Outcome] = []
-        while self._queue and id(self._queue[0]) not in pending:
+        while self._queue and self._queue[0].complete:
             out = self._queue.popleft()
             if self._raise is not None and out.error == str(self._raise):
                 self._queue.appendleft(out)  # the raising line is reported by the exception, not as output
