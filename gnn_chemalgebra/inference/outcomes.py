@@ -1,0 +1,137 @@
+"""What the training reactions write: their by-products and the strained rings their products form, so a written
+line can be compared with them (part of ``in_domain``, :class:`~gnn_chemalgebra.inference.trust.DomainIndex`).
+
+The in-domain index compares the molecules a line consumes with the training reactions; this compares what the
+line writes. Two checks, each measured on the bundled SMILES model's lines (``docs/calibration.md``):
+
+* a by-product no training reaction wrote: the benchmark's rebalancing writes a small, closed set of
+  by-products (621 distinct SMILES over the 113,395 training reactions of the extra build: HCl, HBr, an oxygen
+  atom ``[O]``, H2 ...) and never water; a written line with a by-product outside that set is almost never
+  right;
+* (SMILES) a three-membered ring (epoxide, aziridine, cyclopropane ...) that the main product has and the
+  consumed molecules did not, of a kind fewer than :data:`RARE_SHARE` of the training reactions formed.
+
+A training reaction's by-products are its products (``nu`` > 0 in ``meta-train.jsonl``) other than its main
+product, the one with the most atoms (then the smallest string), as the training labels choose it; a written
+line's are its ``new_products`` other than its ``main_product``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..chem.composition import CHARGE_KEY
+from ..chem.molecule import composition
+from ..chem.rings import new_small_rings
+from ..errors import ChemAlgebraError
+
+RARE_SHARE = 0.002  # a ring kind formed by fewer than this share of the training reactions is out of domain
+
+
+def _atoms(mol: str, repr: str) -> int:
+    try:
+        return sum(n for el, n in composition(mol, repr).items() if el != CHARGE_KEY)  # type: ignore[arg-type]
+    except ChemAlgebraError:
+        return 0
+
+
+def split_products(products: Iterable[str], repr: str) -> tuple[str | None, list[str]]:
+    """The main product (most atoms, then the smallest string, as the training labels choose it) and the other
+    products, distinct and sorted (the by-products)."""
+    distinct = sorted(set(products))
+    if not distinct:
+        return None, []
+    main = min(distinct, key=lambda m: (-_atoms(m, repr), m))
+    return main, [m for m in distinct if m != main]
+
+
+def written_byproducts(rec: Mapping[str, Any]) -> list[str]:
+    """The by-products a record's written line adds: its new molecules other than the main product."""
+    main = rec.get("main_product")
+    return sorted({m for m in rec.get("new_products") or [] if m != main})
+
+
+def consumed(rec: Mapping[str, Any]) -> list[str]:
+    """The molecules a record's written line consumes."""
+    return [m["mol"] for m in rec.get("molecules") or [] if int(m.get("nu", 0)) < 0]
+
+
+@dataclass
+class TrainingOutcomes:
+    """Per training reaction: which by-products it writes, and (SMILES) which three-membered rings its main
+    product forms; counts of reactions."""
+
+    repr: str
+    reactions: int = 0
+    byproducts: dict[str, int] = field(default_factory=dict)
+    rings: dict[str, int] = field(default_factory=dict)
+    rare_share: float = RARE_SHARE
+
+    @classmethod
+    def from_reactions(cls, reactions: Iterable[Sequence[tuple[str, int]]], repr: str) -> TrainingOutcomes:
+        """From each reaction's ``nu`` (molecule, net coefficient) pairs."""
+        n = 0
+        byp: Counter = Counter()
+        rings: Counter = Counter()
+        for nu in reactions:
+            n += 1
+            main, others = split_products([m for m, v in nu if v > 0], repr)
+            byp.update(others)
+            if repr == "smiles" and main is not None:
+                rings.update(set(new_small_rings(main, [m for m, v in nu if v < 0])))
+        return cls(repr, n, dict(sorted(byp.items())), dict(sorted(rings.items())))
+
+    @classmethod
+    def from_meta(cls, meta_files: Sequence[Path], repr: str) -> TrainingOutcomes:
+        """From ``meta-train.jsonl`` files (their ``nu`` fields)."""
+
+        def read() -> Iterable[list[tuple[str, int]]]:
+            for f in meta_files:
+                with open(f, encoding="utf-8") as fh:
+                    for line in fh:
+                        yield [(m, int(v)) for m, v in json.loads(line)["nu"]]
+
+        return cls.from_reactions(read(), repr)
+
+    def notes(self, rec: Mapping[str, Any]) -> list[str]:
+        """Why a record's written line is outside what the training reactions write (empty: it is not, or there
+        were no training reactions to compare with)."""
+        if not self.reactions:
+            return []
+        out = []
+        unseen = [m for m in written_byproducts(rec) if not self.byproducts.get(m)]
+        if unseen:
+            out.append("by-product(s) no training reaction wrote: " + ", ".join(unseen))
+        main = rec.get("main_product")
+        if self.repr == "smiles" and main:
+            rare = []
+            for kind in sorted(set(new_small_rings(str(main), consumed(rec)))):
+                k = self.rings.get(kind, 0)
+                if k < self.rare_share * self.reactions:
+                    rare.append(f"{kind} ({k:,} of {self.reactions:,} training reactions)")
+            if rare:
+                out.append("forms a three-membered ring the consumed molecules did not have, rare in training: "
+                           + ", ".join(rare))  # fmt: skip
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"repr": self.repr, "reactions": self.reactions, "byproducts": self.byproducts}
+        return {**d, "rings": self.rings, "rare_share": self.rare_share}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> TrainingOutcomes:
+        return cls(
+            str(d["repr"]),
+            int(d.get("reactions", 0)),
+            {str(k): int(v) for k, v in (d.get("byproducts") or {}).items()},
+            {str(k): int(v) for k, v in (d.get("rings") or {}).items()},
+            float(d.get("rare_share", RARE_SHARE)),
+        )
+
+
+__all__ = ["RARE_SHARE", "TrainingOutcomes", "consumed", "split_products", "written_byproducts"]
