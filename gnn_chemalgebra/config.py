@@ -209,6 +209,9 @@ class DecodeConfig:
     # RDKit accepts; chem.leftover.formula_chain_admissible), as every gold leftover is; matters most for models
     # trained on `gnnca data formula-extra` lines, whose leftovers include the others (NH3, CH3OH)
     admissible_leftover: bool = True
+    # a second checkpoint for Type-1 lines (equal coefficients), relative to this checkpoint's folder; "" = this
+    # model reads every line. A model trained on Type-1 lines alone reads them better than a mixed one
+    type1_model: str = ""
 
 
 @dataclass

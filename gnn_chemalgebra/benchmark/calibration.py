@@ -155,7 +155,16 @@ def fit_trust(
 ) -> tuple[Any, dict[str, Any]]:
     """Fit the calibration on ``valid`` and the domain index on ``train_meta``; returns the
     :class:`~gnn_chemalgebra.inference.trust.Trust` and a description of what it was fitted on."""
-    from ..inference.trust import Calibrator, DomainIndex, Trust, edit_model_path, edit_model_sha256
+    from ..inference.outcomes import TrainingOutcomes
+    from ..inference.trust import (
+        Calibrator,
+        DomainIndex,
+        Trust,
+        edit_model_path,
+        edit_model_sha256,
+        type1_model_path,
+        type1_model_sha256,
+    )
 
     repr = predictor.repr
     records: list[dict[str, Any]] = []
@@ -174,6 +183,7 @@ def fit_trust(
     t0 = time.perf_counter()
     sets, mols = training_reactions(train_meta)
     dom = DomainIndex.build(sets, mols, repr, max_sets=max_sets, info={"files": [str(f) for f in train_meta]})
+    dom.outcomes = TrainingOutcomes.from_meta(train_meta, repr)
     sims = np.array([dom.check(r)[0] for r in records])
     dom.threshold = float(np.quantile(sims, quantile))
     dom.info.update(
@@ -188,6 +198,9 @@ def fit_trust(
     if repr == "smiles":
         edit = edit_model_path(predictor)
         meta.update(edit_checkpoint=None if edit is None else edit.name, edit_sha256=edit_model_sha256(predictor))
+    type1 = type1_model_path(predictor)
+    if type1 is not None:  # the Type-1 lines' calibration belongs to the model that wrote them
+        meta.update(type1_checkpoint=type1.name, type1_sha256=type1_model_sha256(predictor))
     return Trust(repr, cal, dom, meta), {"calibration": fitted_on, "domain": dom.info, **meta}
 
 

@@ -158,9 +158,15 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         task: str = typer.Option("std", "--task", help="std or cross run folder."),
         edit_to: Path = typer.Option(None, "--edit-to", help="SMILES: also the edit model it decodes with."),
         card: Path = typer.Option(None, "--card", help="Write a generated model card here."),
+        decode: list[str] = typer.Option(
+            [],
+            "--set",
+            help="Decode setting saved into the copy, decode.key=value (repeatable), e.g. "
+            "decode.type1_model=gnn_type1_default.pt: a checkpoint beside it reads the Type-1 lines.",
+        ),
     ) -> None:
         """Slim copy of a run's best checkpoint (no optimiser state) with its test metrics (bench records of
-        --variant, if any)."""
+        --variant, if any) and, with --set, the decode settings it predicts with by default."""
         from ..errors import InputError
         from .export import export_model
         from .records import load_records
@@ -171,7 +177,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         if variant and results.exists():
             recs = [r for r in load_records(results) if r["model"] == "gnn" and r["variant"] == variant]
         run_dir = run if run is not None else runs / variant / f"gnn_{task}"
-        export_model(run_dir, recs, to, edit_to, card, log=lambda m: typer.echo(m, err=True))
+        export_model(run_dir, recs, to, edit_to, card, log=lambda m: typer.echo(m, err=True), decode=decode)
 
     @bench.command("check")
     @wrap

@@ -14,11 +14,22 @@ from .records import METRICS, Record, read_marker
 KEEP = ("model", "epoch", "config", "featurizer", "versions")
 
 
-def slim_copy(src: Path, dst: Path, extra_meta: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Write weights, config, featuriser, versions and metadata of ``src`` to ``dst``; returns the checkpoint."""
+def slim_copy(
+    src: Path, dst: Path, extra_meta: dict[str, Any] | None = None, decode: Sequence[str] = ()
+) -> dict[str, Any]:
+    """Write weights, config, featuriser, versions and metadata of ``src`` to ``dst``; returns the checkpoint.
+    ``decode``: ``decode.key=value`` settings saved into the copy's decode section (how it predicts by default)."""
+    import dataclasses
+
     from ..checkpoint import load_checkpoint, save_checkpoint
+    from ..config import decode_settings
+    from ..inference.run import decode_overrides
 
     ck = load_checkpoint(src)
+    if decode:
+        cfg = dict(ck.get("config") or {})
+        cfg["decode"] = dataclasses.asdict(decode_overrides(decode_settings(cfg), decode))
+        ck["config"] = cfg
     meta = {k: v for k, v in (ck.get("meta") or {}).items() if k != "rng"}
     meta.update({"source_run": str(src), **(extra_meta or {})})
     dst.parent.mkdir(parents=True, exist_ok=True)
@@ -33,12 +44,13 @@ def export_model(
     edit_dst: Path | None = None,
     card: Path | None = None,
     log: Callable[[str], None] = lambda _: None,
+    decode: Sequence[str] = (),
 ) -> None:
     """Export ``run_dir/best.pt`` with the test metrics of ``records`` (the run's variant, GNN rows); with
     ``edit_dst`` also the bond-edit model it decodes with; with ``card`` a generated model card."""
     test = [{k: r.get(k) for k in ("setting", *METRICS, "n")} for r in records]
     src = run_dir / "best.pt"
-    ck = slim_copy(src, dst, {"test_metrics": test})
+    ck = slim_copy(src, dst, {"test_metrics": test}, decode)
     log(f"exported {src} -> {dst} ({dst.stat().st_size / 1e6:.2f} MB)")
     edit_src = (ck.get("config") or {}).get("model", {}).get("edit_checkpoint")
     if edit_dst is not None and edit_src:

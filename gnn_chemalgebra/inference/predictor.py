@@ -101,15 +101,23 @@ class Predictor:
         self.runner = ModelRunner(model, feat, vocab, vtype, device)
         self.decoder = Decoder(feat, vocab, dataclasses.replace(settings or DecodeConfig()), edit=edit, extent=extent)
         self.source: PredictorSpec | None = None  # set when loaded from a checkpoint
+        self.type1: Predictor | None = None  # reads the Type-1 lines when the checkpoint names one (decode.type1_model)
 
     # ----------------------------------------------------------------- construction
     @classmethod
     def from_checkpoint(
-        cls, path: str | Path, device: str | torch.device = "cpu", options: PredictorOptions | None = None
+        cls,
+        path: str | Path,
+        device: str | torch.device = "cpu",
+        options: PredictorOptions | None = None,
+        *,
+        route: bool = True,
     ) -> Any:
         """The predictor of a checkpoint, by its kind: a GNN (``a.pt,b.pt``: an ensemble) with the decode
         settings saved in it, as ``options`` amend them (:class:`PredictorOptions`); a Transformer (the sequence
-        baseline) as a :class:`~.transformer.TransformerPredictor` with the same ``predict`` contract."""
+        baseline) as a :class:`~.transformer.TransformerPredictor` with the same ``predict`` contract. A GNN whose
+        settings name a Type-1 model (``decode.type1_model``) loads it too and hands it the Type-1 lines, unless
+        ``route`` is false."""
         options = options or PredictorOptions()
         paths = checkpoint_paths(str(path))
         first = load_checkpoint(paths[0], map_location="cpu", require=())
@@ -122,7 +130,25 @@ class Predictor:
         r = lm.runner
         pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, settings, options.extent)
         pred.source = PredictorSpec(str(path), str(r.device), options)
+        if route and settings.type1_model:
+            pred.type1 = cls._type1_model(paths[0], settings.type1_model, r.device, options, pred.repr)
         return pred
+
+    @classmethod
+    def _type1_model(
+        cls, main: str, name: str, device: torch.device, options: PredictorOptions, repr: str
+    ) -> Predictor:
+        """The predictor of the Type-1 lines named by ``decode.type1_model`` (relative to the main checkpoint's
+        folder), with its own saved decode settings and the user's ``--set`` overrides; it routes no further."""
+        path = Path(name) if Path(name).is_absolute() else Path(main).resolve().parent / name
+        if not path.is_file():
+            raise InputError(f"the Type-1 model named by decode.type1_model is missing: {path}", path=main)
+        overrides = tuple(o for o in options.overrides if o.split("=", 1)[0].strip() != "decode.type1_model")
+        sub = PredictorOptions(options.edit_checkpoint, options.extent, None, overrides)
+        t1 = cls.from_checkpoint(path, device, sub, route=False)
+        if not isinstance(t1, Predictor) or t1.repr != repr:
+            raise InputError(f"decode.type1_model must be a GNN checkpoint reading {repr}", path=str(path))
+        return t1
 
     def spec(self) -> PredictorSpec:
         """This predictor as a :class:`PredictorSpec` (its current extent rule and decode settings)."""
@@ -169,6 +195,8 @@ class Predictor:
     def extent(self, value: str) -> None:
         extent_rule_for([], value)
         self.decoder.extent = value
+        if self.type1 is not None:
+            self.type1.extent = value
 
     # ----------------------------------------------------------------- running
     def decode_one(self, ex: BagExample, r: dict[str, Any] | LineOutputs, beam: int = 1) -> dict[str, Any]:
@@ -187,7 +215,27 @@ class Predictor:
 
     def predict(self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1) -> list[dict[str, Any]]:
         """One record per example (see :func:`.report.build_record`); ``fallback`` marks lines written without
-        a balanced hypothesis (count them with :func:`.report.count_fallbacks`)."""
+        a balanced hypothesis (count them with :func:`.report.count_fallbacks`). With a Type-1 model
+        (``decode.type1_model``) the Type-1 examples go to it, the others to this model, and each record names
+        the checkpoint file that wrote it (``model``)."""
+        if self.type1 is None:
+            return self._predict_own(examples, batch_size, beam)
+        parts = {1: [i for i, ex in enumerate(examples) if ex.vtype == 1]}
+        parts[2] = [i for i, ex in enumerate(examples) if ex.vtype != 1]
+        results: list[dict[str, Any]] = [{} for _ in examples]
+        for vt, idx in parts.items():
+            if not idx:
+                continue
+            model = self.type1 if vt == 1 else self
+            recs = model._predict_own([examples[i] for i in idx], batch_size, beam)
+            name = Path(checkpoint_paths(model.source.checkpoint)[0]).name if model.source else None
+            for i, rec in zip(idx, recs, strict=True):
+                rec["model"] = name
+                results[i] = rec
+        return results
+
+    def _predict_own(self, examples: Sequence[BagExample], batch_size: int, beam: int) -> list[dict[str, Any]]:
+        """:meth:`predict` with this model alone."""
         results: list[dict[str, Any]] = []
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]

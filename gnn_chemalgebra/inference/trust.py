@@ -41,6 +41,7 @@ from ..chem.composition import CHARGE_KEY
 from ..chem.molecule import composition
 from ..errors import ChemAlgebraError, InputError
 from ..io import atomic_write_bytes, atomic_write_json, checkpoint_paths, sha256_file
+from .outcomes import TrainingOutcomes
 
 FORMAT = 1
 FEATURES: tuple[str, ...] = (
@@ -396,7 +397,8 @@ class DomainIndex:
     ``in_domain`` of a line: every source element was in a training reaction, every functional group of the
     consumed molecules (SMILES) was among a training reaction's reactants, each pair of them was together in
     one, and the nearest training reactant set has a Tanimoto similarity of at least ``threshold`` (chosen on
-    validation lines)."""
+    validation lines); and, with ``outcomes``, the written line adds no by-product the training reactions never
+    wrote and forms no three-membered ring rare among them (:mod:`~gnn_chemalgebra.inference.outcomes`)."""
 
     repr: str
     nbits: int
@@ -406,6 +408,7 @@ class DomainIndex:
     pairs: frozenset[tuple[int, int]] = frozenset()
     threshold: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
+    outcomes: TrainingOutcomes | None = None  # what the training reactions write (by-products, new small rings)
 
     def __post_init__(self) -> None:
         fps = np.ascontiguousarray(self.fps, dtype=np.uint64).reshape(-1, self.nbits // 64)
@@ -508,6 +511,8 @@ class DomainIndex:
         sim = self.nearest(set_fingerprint(used, self.repr, self.nbits))
         if sim < self.threshold:
             notes.append(f"nearest training reactant set has Tanimoto {sim:.3f} < {self.threshold:.3f}")
+        if self.outcomes is not None:
+            notes += self.outcomes.notes(rec)
         return sim, not notes, notes
 
     # ----------------------------------------------------------------- storage
@@ -520,6 +525,7 @@ class DomainIndex:
             "pairs": sorted([list(p) for p in self.pairs]),
             "threshold": self.threshold,
             "info": self.info,
+            **({} if self.outcomes is None else {"outcomes": self.outcomes.to_json()}),
         }
 
     @classmethod
@@ -533,6 +539,7 @@ class DomainIndex:
             frozenset((int(a), int(b)) for a, b in d.get("pairs", [])),
             float(d.get("threshold", 0.0)),
             dict(d.get("info", {})),
+            None if d.get("outcomes") is None else TrainingOutcomes.from_json(d["outcomes"]),
         )
 
 
@@ -722,6 +729,18 @@ def edit_model_sha256(predictor: Any) -> str | None:
     return None if path is None or not path.is_file() else _sha256_cached(*_stamp(path))
 
 
+def type1_model_path(predictor: Any) -> Path | None:
+    """The checkpoint of a predictor's Type-1 model (``decode.type1_model``); ``None`` when it reads every line."""
+    src = getattr(getattr(predictor, "type1", None), "source", None)
+    return None if src is None else Path(checkpoint_paths(str(src.checkpoint))[0])
+
+
+def type1_model_sha256(predictor: Any) -> str | None:
+    """sha256 of :func:`type1_model_path`: the Type-1 calibration belongs to the model that wrote those lines."""
+    path = type1_model_path(predictor)
+    return None if path is None else _sha256_cached(*_stamp(path))
+
+
 def trust_for(predictor: Any) -> Trust | None:
     """The sidecars of the checkpoint a predictor was loaded from (``None``: built in memory, an ensemble, no
     sidecars, or a SMILES model decoding with another edit model than the one the calibration was fitted with)."""
@@ -730,12 +749,15 @@ def trust_for(predictor: Any) -> Trust | None:
         return None
     parts = checkpoint_paths(str(src.checkpoint))
     edit = edit_model_path(predictor)
-    stamps = [_stamp(p) for p in [*parts, *sidecar_paths(parts[0]), *([edit] if edit is not None else [])]]
+    extra = [p for p in (edit, type1_model_path(predictor)) if p is not None]
+    stamps = [_stamp(p) for p in [*parts, *sidecar_paths(parts[0]), *extra]]
     key = tuple(stamps)
     if key not in _FOR_PREDICTOR:
         trust = Trust.load_for(src.checkpoint)
         want = None if trust is None else trust.meta.get("edit_sha256")
         if want is not None and want != edit_model_sha256(predictor):
             trust = None
+        if trust is not None and trust.meta.get("type1_sha256") != type1_model_sha256(predictor):
+            trust = None  # fitted with another Type-1 model, or with none (or this predictor routes none)
         _FOR_PREDICTOR[key] = trust
     return _FOR_PREDICTOR[key]

@@ -37,6 +37,7 @@ def test_line_sets_refuse_the_other_representation(tmp_path: Path) -> None:
 def test_fit_on_validation_then_score(built_small: Path, tmp_path: Path) -> None:
     ckpt = tmp_path / "formula.pt"
     shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
+    shutil.copy(BUNDLED / "gnn_type1_default.pt", ckpt.parent)  # the Type-1 model it names
     out = tmp_path / "out"
     args = ["bench", "calibration", "--checkpoint", str(ckpt), "--built", str(built_small), "--test", "T1_x1"]
     res = CliRunner().invoke(app, [*args, "--limit", "40", "--fit-beam", "3", "--out", str(out), "--tag", "small"])
@@ -70,6 +71,7 @@ def test_fit_on_validation_then_score(built_small: Path, tmp_path: Path) -> None
 def test_scoring_without_a_calibration_is_one_line(built_small: Path, tmp_path: Path) -> None:
     ckpt = tmp_path / "plain.pt"
     shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
+    shutil.copy(BUNDLED / "gnn_type1_default.pt", ckpt.parent)  # the Type-1 model it names
     res = CliRunner().invoke(
         app,
         ["bench", "calibration", "--checkpoint", str(ckpt), "--built", str(built_small), "--no-fit", "--limit", "5",

@@ -7,7 +7,9 @@ leftovers the benchmark cannot write: line 159, ``H2Cl2`` -> ``H2``; both formul
 formula model gained molecule identity rows: 37 of 300 and 11 of 250 lines changed; the SMILES files and
 ``free.out`` when the bundled SMILES model gained them: 7 of 120, 3 of 80 and 1 of 6; the SMILES files when the
 bundled edit model became the one fine-tuned twice on the mapped extra reactions: 11 of 120 and 1 of 80;
-``smiles_t1.out`` when the bundled SMILES model's Type-1 search tried two reactant sets: 6 of 120); every
+``smiles_t1.out`` when the bundled SMILES model's Type-1 search tried two reactant sets: 6 of 120; both formula
+files when the bundled formula default became a distilled mixed model that hands Type-1 lines to a Type-1 model:
+41 of 300 and 6 of 250); every
 later version must reproduce them exactly until the bundled models or the decoder's search change again.
 """
 

@@ -65,6 +65,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory, built_small: Path) -> Path:
 
     ckpt = tmp_path_factory.mktemp("fitted") / "formula.pt"
     shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
+    shutil.copy(BUNDLED / "gnn_type1_default.pt", ckpt.parent)  # the Type-1 model it names
     pred = Predictor.from_checkpoint(ckpt, options=PredictorOptions(extent="bayes"))
     records, labels, beams = [], [], []
     for variant, lt in (("ChemAlgebra_F_T1_x1", "1"), ("ChemAlgebra_F_T2_x1", "2")):
@@ -164,6 +165,7 @@ def test_an_element_absent_from_training_is_out_of_domain(fitted: Path, tmp_path
 def test_a_checkpoint_without_sidecars_says_uncalibrated(tmp_path: Path) -> None:
     ckpt = tmp_path / "plain.pt"
     shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
+    shutil.copy(BUNDLED / "gnn_type1_default.pt", ckpt.parent)  # the Type-1 model it names
     src = tmp_path / "in.txt"
     src.write_text("{2}CH3COCl.{2}C7H9N.{2}C6H15N\n")
     code, out, _ = _predict([str(src), "--checkpoint", str(ckpt), "--json"])

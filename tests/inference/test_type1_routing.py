@@ -1,0 +1,117 @@
+"""A checkpoint that names a Type-1 model (``decode.type1_model``) sends its Type-1 lines (equal coefficients) there
+and the rest to itself: records say which file wrote them, input order is kept, ``--set decode.type1_model=`` turns
+the routing off, a missing Type-1 file is one line, and a calibration only applies with the Type-1 model it was
+fitted with. The bundled formula default is such a pair."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.inference.predict_command import predict_lines
+from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
+
+BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
+MAIN, TYPE1 = "gnn_default.pt", "gnn_type1_default.pt"
+LINES = [
+    "{2}C2H4O2.{2}C2H6O",  # equal coefficients: Type 1
+    "{3}CH3COCl.{1}C7H9N.{2}C6H15N",  # unequal: Type 2
+    "{1}C7H7Cl.{1}C6H6O",  # Type 1
+    "{4}H2.{1}CO2",  # Type 2
+]
+
+
+@pytest.fixture(scope="module")
+def routed() -> Predictor:
+    return Predictor.from_checkpoint(BUNDLED / MAIN, options=PredictorOptions(extent="bayes"))
+
+
+@pytest.mark.integration
+def test_bundled_formula_default_routes_by_line_type(routed: Predictor) -> None:
+    assert routed.type1 is not None and routed.type1.type1 is None  # one level: the Type-1 model routes no further
+    recs = predict_lines(LINES, routed).records
+    assert [r["line_type"] for r in recs] == [1, 2, 1, 2]
+    assert [r["model"] for r in recs] == [TYPE1, MAIN, TYPE1, MAIN]
+    # each line as the model it went to writes it alone: routing changes who answers, not the answer
+    alone = Predictor.from_checkpoint(BUNDLED / TYPE1, options=PredictorOptions(extent="bayes"))
+    solo = predict_lines([LINES[0], LINES[2]], alone).records
+    assert [recs[0]["prediction"], recs[2]["prediction"]] == [r["prediction"] for r in solo]
+
+
+@pytest.mark.integration
+def test_extent_rule_reaches_the_type1_model(routed: Predictor) -> None:
+    before = routed.extent
+    try:
+        routed.extent = "limiting"
+        assert routed.type1 is not None and routed.type1.extent == "limiting"
+    finally:
+        routed.extent = before
+
+
+@pytest.mark.integration
+def test_routing_off_with_an_empty_setting() -> None:
+    plain = Predictor.from_checkpoint(
+        BUNDLED / MAIN, options=PredictorOptions(extent="bayes", overrides=("decode.type1_model=",))
+    )
+    assert plain.type1 is None
+    recs = predict_lines(LINES, plain).records
+    assert all("model" not in r for r in recs)
+
+
+@pytest.mark.integration
+def test_missing_type1_model_is_one_line(tmp_path: Path) -> None:
+    ckpt = tmp_path / "main.pt"
+    shutil.copy(BUNDLED / MAIN, ckpt)  # without its Type-1 model beside it
+    with pytest.raises(InputError, match="decode.type1_model is missing"):
+        Predictor.from_checkpoint(ckpt)
+    src = tmp_path / "in.txt"
+    src.write_text(LINES[0] + "\n")
+    res = CliRunner().invoke(app, ["predict", str(src), "--checkpoint", str(ckpt)])
+    assert res.exit_code == 2
+    assert "Traceback" not in res.output and "decode.type1_model is missing" in res.output
+
+
+@pytest.mark.integration
+def test_calibration_binds_to_its_type1_model(tmp_path: Path) -> None:
+    """A sidecar fitted with the routed pair applies to it, not to the main model alone, nor after the Type-1
+    file changed."""
+    from gnn_chemalgebra.inference.trust import Calibrator, LinearModel, Trust, trust_for, type1_model_sha256
+
+    ckpt = tmp_path / "main.pt"
+    shutil.copy(BUNDLED / MAIN, ckpt)
+    shutil.copy(BUNDLED / TYPE1, tmp_path / TYPE1)
+    pred = Predictor.from_checkpoint(ckpt)
+    flat = LinearModel.fit(*_toy_xy())
+    Trust("formula", Calibrator({1: flat, 2: flat}), None, {"type1_sha256": type1_model_sha256(pred)}).save(ckpt)
+    assert trust_for(pred) is not None
+    alone = Predictor.from_checkpoint(ckpt, options=PredictorOptions(overrides=("decode.type1_model=",)))
+    assert trust_for(alone) is None
+    with open(tmp_path / TYPE1, "ab") as fh:  # another Type-1 model in its place
+        fh.write(b"\0")
+    assert trust_for(pred) is None
+
+
+def _toy_xy():  # noqa: ANN202 - a logistic model fitted on a few rows of the calibrator's features
+    import numpy as np
+
+    from gnn_chemalgebra.inference.trust import FEATURES
+
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(40, len(FEATURES)))
+    return X, (X[:, 0] > 0).astype(int)
+
+
+@pytest.mark.integration
+def test_json_names_the_model(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(LINES) + "\n")
+    res = CliRunner().invoke(app, ["predict", str(src), "--json", "--extent", "bayes"])
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(x) for x in res.stdout.splitlines() if x.startswith("{")]
+    assert [r["model"] for r in recs] == [TYPE1, MAIN, TYPE1, MAIN]
