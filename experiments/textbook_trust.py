@@ -5,7 +5,9 @@ once as SMILES and once as formulas (RDKit's CalcMolFormula of the same molecule
 training files. For each line and model: the line written, exact match with the expected line, the calibrated
 ``confidence`` and ``in_domain``. A wrong line should come back with confidence < 0.6 or out of domain.
 
-    python experiments/textbook_trust.py [--out results/calibration/textbook.json] [--markdown]
+    python experiments/textbook_trust.py [--out results/calibration/textbook.json] [--markdown] [--repr smiles]
+
+``--repr`` runs one model; with ``--out`` the other model's rows already in that file are kept.
 """
 
 from __future__ import annotations
@@ -99,11 +101,16 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", type=Path, default=None, help="JSON with one row per reaction and model")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--repr", choices=("smiles", "formula", "both"), default="both", help="which model(s) to run")
     args = ap.parse_args(argv)
-    rows = run("smiles") + run("formula")
+    reprs = ("smiles", "formula") if args.repr == "both" else (args.repr,)
+    rows = [r for repr in reprs for r in run(repr)]
     if args.out is not None:
         from gnn_chemalgebra.io import atomic_write_json
 
+        if args.repr != "both" and args.out.is_file():  # keep the other model's rows
+            kept = [r for r in json.loads(args.out.read_text())["rows"] if r["repr"] not in reprs]
+            rows = sorted(rows + kept, key=lambda r: r["repr"] != "smiles")
         wrong = [r for r in rows if not r["right"]]
         atomic_write_json(
             args.out,

@@ -8,7 +8,8 @@ match (the benchmark's scorer), how many of them the current sidecar's confidenc
 validation records only, five-fold cross-validated AUROC / EM@80 of the calibration's features with each
 candidate added as a feature (never fitted on test lines).
 
-Candidates: ``unseen by-product`` (no training reaction wrote it), ``new 3-ring`` (the main product has a
+Candidates: ``rare by-product`` (fewer than ``MIN_BYPRODUCT`` training reactions wrote it; the exact match of
+the validation lines by that count, for choosing it, is printed too), ``new 3-ring`` (the main product has a
 three-membered ring the consumed molecules did not), ``open shell`` (a new molecule with radical electrons),
 ``[O], no reductant`` (an oxygen atom written while no source molecule is a reducing agent: hydride, B-H,
 Al-H, Si-H, Sn-H, H2, a metal, hydrazine, formate, a phosphine, sulfite).
@@ -65,14 +66,14 @@ def checks(rec: dict, outcomes) -> list[float]:  # noqa: ANN001
     main = rec.get("main_product")
     src = [m["mol"] for m in rec.get("molecules") or []]
     return [
-        float(any(not outcomes.byproducts.get(m) for m in bps)),
+        float(any(outcomes.byproducts.get(m, 0) < outcomes.min_byproduct for m in bps)),
         float(bool(main) and bool(new_small_rings(main, consumed(rec)))),
         float(any(open_shell(m) for m in rec.get("new_products") or [])),
         float("[O]" in bps and not any(reducing(m) for m in src)),
     ]
 
 
-NAMES = ("unseen by-product", "new 3-ring", "open shell", "[O], no reductant")
+NAMES = ("rare by-product", "new 3-ring", "open shell", "[O], no reductant")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -89,7 +90,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from gnn_chemalgebra.benchmark.calibration import exact_labels
     from gnn_chemalgebra.evaluation.calibration import accuracy_at_coverage, auroc
-    from gnn_chemalgebra.inference.outcomes import TrainingOutcomes, split_products
+    from gnn_chemalgebra.inference.outcomes import TrainingOutcomes, split_products, written_byproducts
     from gnn_chemalgebra.inference.trust import Trust, record_features
 
     meta = args.train / "ChemAlgebra_S_T2_x1" / "meta-train.jsonl"
@@ -122,6 +123,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  either of the first two: {int(k.sum())} lines ({100 * k.mean():.2f}%), EM {100 * y[k].mean():.1f}")
         if split != "valid":
             continue
+        least = np.array([min((outcomes.byproducts.get(m, 0) for m in written_byproducts(r)), default=n) for r in recs])
+        scan = [(c, least < c) for c in (1, 2, 5, 10, 20, 50)]
+        print("  by-product written by fewer than c training reactions: " + "; ".join(
+            f"c={c}: {int(k.sum())} lines, EM {100 * y[k].mean():.1f}" for c, k in scan if k.any()))  # fmt: skip
         base = np.array([record_features(r) for r in recs])
         for name, extra in [("calibration features", None), *[(f"+ {nm}", X[:, j]) for j, nm in enumerate(NAMES)]]:
             Z = base if extra is None else np.c_[base, extra]

@@ -397,8 +397,8 @@ class DomainIndex:
     ``in_domain`` of a line: every source element was in a training reaction, every functional group of the
     consumed molecules (SMILES) was among a training reaction's reactants, each pair of them was together in
     one, and the nearest training reactant set has a Tanimoto similarity of at least ``threshold`` (chosen on
-    validation lines); and, with ``outcomes``, the written line adds no by-product the training reactions never
-    wrote and forms no three-membered ring rare among them (:mod:`~gnn_chemalgebra.inference.outcomes`)."""
+    validation lines); and, with ``outcomes``, the written line adds no by-product that fewer than five training
+    reactions wrote and forms no three-membered ring rare among them (:mod:`~gnn_chemalgebra.inference.outcomes`)."""
 
     repr: str
     nbits: int

@@ -41,25 +41,29 @@ def test_counts_of_by_products_and_rings() -> None:
     assert t.rings == {"CCO": 1}
 
 
-def test_an_unseen_by_product_is_noted_and_a_seen_one_is_not() -> None:
-    t = TrainingOutcomes.from_reactions(TRAINING, "smiles")
-    t.byproducts.pop("O")  # as in the benchmark: no training reaction writes water
-    # the oxygen atom of a reductive amination: written by training reactions, so no note (open shell or not)
+def test_a_by_product_few_training_reactions_wrote_is_noted_and_a_common_one_is_not() -> None:
+    t = TrainingOutcomes.from_reactions(TRAINING[:2] * 5 + TRAINING[2:], "smiles")
+    assert t.byproducts == {"Cl": 5, "O": 1, "[O]": 5}
+    # the oxygen atom of a reductive amination: written by 5 training reactions, so no note (open shell or not)
     assert t.notes(rec(["O=Cc1ccccc1", "CN"], ["CNCc1ccccc1", "[O]"], "CNCc1ccccc1")) == []
     notes = t.notes(rec(["C1CO1", "NCc1ccccc1"], ["O", "c1ccc(CN2CC2)cc1"], "c1ccc(CN2CC2)cc1"))
-    assert notes[0] == "by-product(s) no training reaction wrote: O"
+    assert notes[0] == "by-product(s) fewer than 5 training reactions wrote: O (1)"
+    selenium = t.notes(rec(["CN"], ["[Se]", "CN"], "CN"))
+    assert selenium == ["by-product(s) fewer than 5 training reactions wrote: [Se] (0)"]
+    t.min_byproduct = 1
+    assert not t.notes(rec(["C1CO1", "NCc1ccccc1"], ["O", "OCCNCc1ccccc1"], "OCCNCc1ccccc1"))
 
 
 def test_a_new_ring_rare_in_training_is_noted() -> None:
-    many = TRAINING[:1] * 997 + TRAINING[1:]  # 999 reactions, one epoxidation: 0.1% < 0.2%
+    many = TRAINING[:2] * 499 + TRAINING[2:]  # 999 reactions, one epoxidation: 0.1% < 0.2%
     t = TrainingOutcomes.from_reactions(many, "smiles")
-    line = rec(["C1CO1", "NCc1ccccc1"], ["Cl", "c1ccc(CN2CC2)cc1"], "c1ccc(CN2CC2)cc1")
+    line = rec(["C1CO1", "NCc1ccccc1"], ["Cl", "c1ccc(CN2CC2)cc1"], "c1ccc(CN2CC2)cc1")  # HCl: 499 reactions
     assert t.notes(line) == [
         "forms a three-membered ring the consumed molecules did not have, rare in training: CCN (0 of 999 training "
         "reactions)"
     ]
     epox = rec(["C=Cc1ccccc1", "OO"], ["O", "c1ccc(C2CO2)cc1"], "c1ccc(C2CO2)cc1")
-    assert any("CCO (1 of 999" in n for n in t.notes(epox))
+    assert t.notes(epox)[-1].endswith("CCO (1 of 999 training reactions)")
     t.rare_share = 0.001  # one in 999 is then common enough
     assert not any("ring" in n for n in t.notes(epox))
     # a ring the consumed molecules brought along is not new
@@ -73,3 +77,20 @@ def test_nothing_to_compare_with_gives_no_notes_and_json_round_trips(tmp_path: P
     t = TrainingOutcomes.from_meta([meta], "smiles")
     assert t == TrainingOutcomes.from_reactions(TRAINING, "smiles")
     assert TrainingOutcomes.from_json(json.loads(json.dumps(t.to_json()))) == t
+
+
+def test_the_bundled_smiles_sidecar_flags_water_and_not_the_oxygen_atom() -> None:
+    from gnn_chemalgebra.inference.trust import Trust
+
+    ckpt = Path(__file__).parents[2] / "gnn_chemalgebra" / "checkpoints" / "gnn_smiles_default.pt"
+    trust = Trust.load_for(ckpt)
+    assert trust is not None and trust.domain is not None and trust.domain.outcomes is not None
+    t = trust.domain.outcomes
+    assert t.reactions > 100_000 and t.byproducts.get("O", 0) < t.min_byproduct and t.byproducts["[O]"] > 1000
+    # the textbook epoxide opening as the model writes it: an aziridine and water
+    epoxide = rec(["C1CO1", "NCc1ccccc1"], ["O", "c1ccc(CN2CC2)cc1"], "c1ccc(CN2CC2)cc1")
+    notes = t.notes(epoxide)
+    assert notes[0].startswith("by-product(s) fewer than 5 training reactions wrote: O (") and "CCN (8 of" in notes[1]
+    # the textbook imine as the model writes it (a reductive amination's amine and an oxygen atom): training
+    # reactions write exactly that, so nothing is noted
+    assert t.notes(rec(["O=Cc1ccccc1", "CN"], ["CNCc1ccccc1", "[O]"], "CNCc1ccccc1")) == []

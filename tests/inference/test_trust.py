@@ -236,3 +236,33 @@ def test_a_smiles_calibration_is_bound_to_its_edit_model(tmp_path: Path) -> None
     Trust("smiles", Calibrator.fit(recs, ys), meta={"edit_sha256": edit_model_sha256(predictor(edit_a))}).save(ckpt)
     assert trust_for(predictor(edit_a)) is not None
     assert trust_for(predictor(edit_b)) is None  # product graphs from another edit model: not calibrated
+
+
+def test_what_a_line_writes_is_checked_against_the_training_reactions(tmp_path: Path) -> None:
+    from gnn_chemalgebra.inference.outcomes import TrainingOutcomes
+
+    mols = [m for s in TRAIN_SMILES for m in s]
+    idx = DomainIndex.build(TRAIN_SMILES, mols, "smiles")
+    # the training reactions write HCl only: an oxygen atom (open shell) or water is outside them
+    amide = [("CC(=O)Cl", -1), ("NCc1ccccc1", -1), ("CC(=O)NCc1ccccc1", 1), ("Cl", 1)]
+    idx.outcomes = TrainingOutcomes.from_reactions([amide] * 5, "smiles")
+    line = smiles_record(["CC(=O)Cl", "NCc1ccccc1"], ["CC(=O)Cl", "NCc1ccccc1"])
+    line.update(new_products=["CC(=O)NCc1ccccc1", "[O]"], main_product="CC(=O)NCc1ccccc1")
+    sim, ok, notes = idx.check(line)
+    assert sim == pytest.approx(1.0) and not ok
+    assert notes == ["by-product(s) fewer than 5 training reactions wrote: [O] (0)"]
+    assert idx.check({**line, "new_products": ["CC(=O)NCc1ccccc1", "Cl"]})[1]
+    # stored in the sidecar and read back; a sidecar written before the table existed checks nothing of it
+    ckpt = tmp_path / "model.pt"
+    ckpt.write_bytes(b"weights")
+    Trust("smiles", None, idx).save(ckpt)
+    loaded = Trust.load_for(ckpt)
+    assert loaded is not None and loaded.domain is not None and loaded.domain.outcomes == idx.outcomes
+    assert loaded.domain.check(line)[2] == notes
+    js = sidecar_paths(ckpt)[0]
+    d = json.loads(js.read_text())
+    del d["domain"]["outcomes"]
+    js.write_text(json.dumps(d))
+    old = Trust.load_for(ckpt)
+    assert old is not None and old.domain is not None and old.domain.outcomes is None
+    assert old.domain.check(line)[1]
