@@ -94,7 +94,10 @@ def main(argv: list[str] | None = None) -> int:
     from gnn_chemalgebra.inference.trust import Trust, record_features
 
     meta = args.train / "ChemAlgebra_S_T2_x1" / "meta-train.jsonl"
-    reactions = [[(m, int(v)) for m, v in json.loads(x)["nu"]] for x in meta.read_text().splitlines()]
+    metas = [json.loads(x) for x in meta.read_text().splitlines()]
+    reactions = [[(m, int(v)) for m, v in d["nu"]] for d in metas]
+    atom = [d for d in metas if any(m == "[O]" and v > 0 for m, v in d["nu"])]
+    bare = sum(not any(reducing(m) for m in d["k"]) for d in atom)
     outcomes = TrainingOutcomes.from_reactions(reactions, "smiles")
     n = outcomes.reactions
     byp = [split_products([m for m, v in nu if v > 0], "smiles")[1] for nu in reactions]
@@ -102,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"training reactions {n:,} ({meta}): {len(outcomes.byproducts)} distinct by-products; water written by "
           f"{outcomes.byproducts.get('O', 0)}, [O] by {outcomes.byproducts.get('[O]', 0):,}; an open-shell by-product "
           f"in {shell:,} ({shell / n:.1%}); a new three-membered ring in {sum(outcomes.rings.values())} "
-          f"({json.dumps(outcomes.rings)})")  # fmt: skip
+          f"({json.dumps(outcomes.rings)}); [O] with no reducing agent in the source in {bare:,}")  # fmt: skip
     ckpt = Path("gnn_chemalgebra/checkpoints") / f"{args.model}.pt"
     trust = Trust.load_for(ckpt)
     cv = StratifiedKFold(5, shuffle=True, random_state=0)
