@@ -23,3 +23,23 @@ def test_the_table_flags_wrong_unflagged_lines(experiment) -> None:  # noqa: ANN
     row = {"reaction": "x", "repr": "smiles", "right": False, "confidence": 0.9, "in_domain": True}
     text = t.markdown([{**row, "nearest_training_similarity": 0.5, "flagged": False}])
     assert text.splitlines()[-1].endswith("| **yes** |")
+
+
+def test_one_model_rerun_keeps_the_other_models_rows(experiment, tmp_path, monkeypatch, capsys) -> None:  # noqa: ANN001
+    import json
+
+    t = experiment("textbook_trust")
+    out = tmp_path / "textbook.json"
+
+    def fake(repr: str, right: bool) -> list[dict]:
+        return [{"reaction": "r", "repr": repr, "right": right, "confidence": 0.9, "in_domain": True,
+                 "nearest_training_similarity": 0.5, "flagged": False}]  # fmt: skip
+
+    monkeypatch.setattr(t, "run", lambda repr: fake(repr, True))
+    assert t.main(["--out", str(out)]) == 0
+    monkeypatch.setattr(t, "run", lambda repr: fake(repr, False) if repr == "smiles" else pytest.fail(repr))
+    assert t.main(["--out", str(out), "--repr", "smiles"]) == 0
+    d = json.loads(out.read_text())
+    assert [(r["repr"], r["right"]) for r in d["rows"]] == [("smiles", False), ("formula", True)]
+    assert (d["lines"], d["wrong"], d["wrong_and_unflagged"]) == (2, 1, 1)
+    capsys.readouterr()
