@@ -285,7 +285,9 @@ class Calibrator:
         fitted_on: Mapping[str, Any] | None = None,
     ) -> Calibrator:
         """Fit on validation records and their exact-match outcomes (never on test lines). ``beam_labels``: per
-        record, the outcome of each beam entry (for the alternatives' model; records need a beam > 1)."""
+        record, the outcome of each beam entry (for the alternatives' model; records need a beam > 1). A line type
+        whose lines are all right (or all wrong) gets no model of its own: it reads the other type's, marked
+        ``calibrated: false``."""
         y = np.asarray(labels, dtype=int)
         if len(records) != len(y):
             raise InputError(f"{len(records)} records but {len(y)} labels")
@@ -294,9 +296,14 @@ class Calibrator:
         per_type: dict[str, Any] = {}
         for lt in sorted({int(r.get("line_type") or 1) for r in records}):
             idx = [i for i, r in enumerate(records) if int(r.get("line_type") or 1) == lt]
+            per_type[str(lt)] = {"lines": len(idx), "EM": float(y[idx].mean())}
+            if len(set(y[idx].tolist())) < 2:  # nothing to tell apart: this type reads the other type's model
+                per_type[str(lt)]["fitted"] = False
+                continue
             X = np.array([record_features(records[i]) for i in idx])
             top[lt] = LinearModel.fit(X, y[idx], C)
-            per_type[str(lt)] = {"lines": len(idx), "EM": float(y[idx].mean())}
+        if not top:  # every line type all right (or all wrong): the one message of LinearModel.fit
+            LinearModel.fit(np.array([record_features(r) for r in records]), y, C)
         info["line_types"] = per_type
         cal = cls(top, None, info)
         if beam_labels is not None:

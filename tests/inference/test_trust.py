@@ -266,3 +266,28 @@ def test_what_a_line_writes_is_checked_against_the_training_reactions(tmp_path: 
     old = Trust.load_for(ckpt)
     assert old is not None and old.domain is not None and old.domain.outcomes is None
     assert old.domain.check(line)[1]
+
+
+@pytest.mark.unit
+def test_a_line_type_with_one_outcome_reads_the_other_types_model() -> None:
+    """Validation lines of one type all right: that type gets no model of its own (nothing to tell apart) and its
+    lines are scored by the other type's, marked uncalibrated; all lines of every type alike is still refused."""
+    import numpy as np
+
+    from gnn_chemalgebra.errors import InputError
+    from gnn_chemalgebra.inference.trust import FEATURES, Calibrator
+
+    rng = np.random.default_rng(1)
+
+    def rec(lt: int) -> dict:
+        p = float(rng.uniform(0.3, 1.0))
+        return {"line_type": lt, "molecules": [{"confidence": p}], "beam": [{"logp": float(rng.normal(-2, 1))}]}
+
+    records = [rec(1) for _ in range(10)] + [rec(2) for _ in range(30)]
+    labels = [True] * 10 + [bool(i % 3) for i in range(30)]
+    cal = Calibrator.fit(records, labels)
+    assert set(cal.top) == {2} and cal.fitted_on["line_types"]["1"]["fitted"] is False
+    conf, own = cal.confidence(records[:12])
+    assert len(conf) == 12 and not own[:10].any() and own[10:].all() and len(FEATURES) > 0
+    with pytest.raises(InputError, match="all right"):
+        Calibrator.fit(records[:10], labels[:10])

@@ -61,7 +61,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory, built_small: Path) -> Path:
     from gnn_chemalgebra.evaluation.metrics import parse_prediction, parse_reference, score_pair
     from gnn_chemalgebra.inference.predict_command import predict_lines
     from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
-    from gnn_chemalgebra.inference.trust import Calibrator, DomainIndex, Trust, reactant_set
+    from gnn_chemalgebra.inference.trust import Calibrator, DomainIndex, Trust, reactant_set, type1_model_sha256
 
     ckpt = tmp_path_factory.mktemp("fitted") / "formula.pt"
     shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
@@ -85,7 +85,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory, built_small: Path) -> Path:
     dom = DomainIndex.build(sets, mols, "formula")
     dom.threshold = float(np.quantile([dom.check({"molecules": r["molecules"]})[0] for r in records], 0.02))
     assert all(reactant_set(r) for r in records)
-    Trust("formula", cal, dom).save(ckpt)
+    Trust("formula", cal, dom, {"type1_sha256": type1_model_sha256(pred)}).save(ckpt)  # as gnnca bench calibration
     return ckpt
 
 
@@ -96,14 +96,17 @@ def _predict(args: list[str]) -> tuple[int, list[str], str]:
 
 @pytest.mark.integration
 def test_every_json_line_has_a_number_and_a_domain(fitted: Path, built_small: Path) -> None:
-    src = built_small / "ChemAlgebra_F_T1_x1" / "src-test_in.txt"
-    code, lines, _ = _predict([str(src), "--checkpoint", str(fitted), "--json", "--line-type", "1"])
-    assert code == 0
-    recs = [json.loads(x) for x in lines]
-    assert len(recs) == len(src.read_text().splitlines())
-    assert all(isinstance(r["confidence"], float) and 0.0 <= r["confidence"] <= 1.0 for r in recs)
-    assert all(isinstance(r["in_domain"], bool) and r["calibrated"] is True for r in recs)
-    assert any(r["confidence"] != r["raw_confidence"] for r in recs)
+    # Type-2 lines read the Type-2 model fitted here; the Type-1 model wrote every small validation line right,
+    # so Type-1 lines read that same model, marked uncalibrated: a number and a domain either way
+    for variant, lt, calibrated in (("ChemAlgebra_F_T2_x1", "2", True), ("ChemAlgebra_F_T1_x1", "1", False)):
+        src = built_small / variant / "src-test_in.txt"
+        code, lines, _ = _predict([str(src), "--checkpoint", str(fitted), "--json", "--line-type", lt])
+        assert code == 0
+        recs = [json.loads(x) for x in lines]
+        assert len(recs) == len(src.read_text().splitlines())
+        assert all(isinstance(r["confidence"], float) and 0.0 <= r["confidence"] <= 1.0 for r in recs)
+        assert all(isinstance(r["in_domain"], bool) and r["calibrated"] is calibrated for r in recs)
+        assert any(r["confidence"] != r["raw_confidence"] for r in recs)
 
 
 @pytest.mark.integration
@@ -179,7 +182,8 @@ def test_python_api_has_the_trust_fields(fitted: Path) -> None:
     from gnn_chemalgebra import load_predictor
 
     p = load_predictor(fitted)
-    (a, b) = p.predict("{2}CH3COCl.{2}C7H9N.{2}C6H15N\n{1}C2H5TeCl.{1}CH4O", top_k=2, min_confidence=0.0)
+    # unequal coefficients: a Type-2 line, whose model the fixture fitted (its Type-1 lines were all right)
+    (a, b) = p.predict("{3}CH3COCl.{2}C7H9N.{2}C6H15N\n{1}C2H5TeCl.{1}CH4O", top_k=2, min_confidence=0.0)
     assert a.calibrated and isinstance(a.confidence, float) and a.top_k[0] == (a.prediction, a.confidence)
     assert b.in_domain is False and not b.abstained
     (c,) = p.predict("{1}C2H5TeCl.{1}CH4O", min_confidence=1.0)
