@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..data.dataset import load_examples
+from ..data.layout import variant_props
 from ..evaluation.metrics import evaluate_lines
 
 COMBOS = {"off": (False, False), "+valence": (False, True), "+evidence": (True, False), "both": (True, True)}
@@ -24,7 +25,8 @@ def decode_ablation(
     """Per setting: EM and decoding seconds of each option combination (``role_evidence``, ``valence_check``)."""
     from ..inference.predictor import Predictor
 
-    pred = Predictor.from_checkpoint(str(checkpoint))
+    routed = Predictor.from_checkpoint(str(checkpoint))
+    pred = routed.reader(int(variant_props(variant)["type"]))  # the options must reach the model that decodes
     rows = []
     for setting in settings:
         exs = load_examples(built, variant, setting, limit or None)

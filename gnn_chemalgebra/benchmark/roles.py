@@ -22,7 +22,7 @@ from typing import Any
 from ..algebra.roles import ROLE_NU
 from ..checkpoint import load_checkpoint
 from ..data.dataset import load_examples, to_data
-from ..data.layout import variant_short
+from ..data.layout import variant_props, variant_short
 from ..evaluation.roles import plot_role_calibration, role_metrics, role_metrics_markdown, role_samples
 from ..io import atomic_write_json, atomic_write_text
 
@@ -56,8 +56,9 @@ def role_report(
         long_name = variant if variant.startswith("ChemAlgebra_") else f"ChemAlgebra_{variant}"
         t0 = time.perf_counter()
         examples = load_examples(built, long_name, split, limit=limit)
-        probs = head_probabilities(predictor, examples, batch_size)
-        records = predictor.predict(examples, batch_size=batch_size)
+        reader = predictor.reader(int(variant_props(long_name)["type"]))  # the head that wrote these lines
+        probs = head_probabilities(reader, examples, batch_size)
+        records = reader.predict(examples, batch_size=batch_size)
         samples = role_samples(examples, probs, [r["nu"] for r in records])
         m = role_metrics(samples["gold"], samples["prob"], samples["decoded"])
         m.update(
@@ -189,7 +190,7 @@ def balance_record(
     from ..inference.predictor import Predictor
 
     with torch.no_grad():
-        predictor = Predictor.from_checkpoint(str(checkpoint))
+        predictor = Predictor.from_checkpoint(str(checkpoint)).reader(int(variant_props(variant)["type"]))
         if role_evidence is not None:
             predictor.settings.role_evidence = role_evidence
         examples = load_examples(built, variant, split, limit)

@@ -54,12 +54,14 @@ class PredictorOptions:
     """How a checkpoint is read as a predictor: the bond-edit model of a SMILES checkpoint (``None``: the paired
     one, ``$GNNCA_EDIT_CHECKPOINT``, the bundled one, or ``runs/edits_cpu/best.pt``), the extent rule, the decode
     settings (``settings`` replaces the checkpoint's ``decode`` section whole; ``overrides`` are
-    ``decode.key=value`` items applied on top, as ``gnnca predict --set``)."""
+    ``decode.key=value`` items applied on top, as ``gnnca predict --set``); ``type1_settings`` replaces the Type-1
+    model's whole, as :meth:`Predictor.spec` records them (a spawned worker must not lose the ``--set`` items)."""
 
     edit_checkpoint: str | None = None
     extent: str = "auto"
     settings: DecodeConfig | None = None
     overrides: tuple[str, ...] = ()
+    type1_settings: DecodeConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -144,18 +146,32 @@ class Predictor:
         if not path.is_file():
             raise InputError(f"the Type-1 model named by decode.type1_model is missing: {path}", path=main)
         overrides = tuple(o for o in options.overrides if o.split("=", 1)[0].strip() != "decode.type1_model")
-        sub = PredictorOptions(options.edit_checkpoint, options.extent, None, overrides)
+        if options.type1_settings is not None:
+            overrides = ()  # already in them
+        sub = PredictorOptions(options.edit_checkpoint, options.extent, options.type1_settings, overrides)
         t1 = cls.from_checkpoint(path, device, sub, route=False)
         if not isinstance(t1, Predictor) or t1.repr != repr:
             raise InputError(f"decode.type1_model must be a GNN checkpoint reading {repr}", path=str(path))
+        if t1.settings.type1_model:  # its Type-1 lines belong elsewhere: which model reads them is ambiguous
+            raise InputError(
+                f"decode.type1_model names a checkpoint that itself names a Type-1 model "
+                f"({t1.settings.type1_model}): one level only",
+                path=str(path),
+            )
         return t1
 
     def spec(self) -> PredictorSpec:
-        """This predictor as a :class:`PredictorSpec` (its current extent rule and decode settings)."""
+        """This predictor as a :class:`PredictorSpec` (its current extent rule and decode settings, and its Type-1
+        model's)."""
         if self.source is None:
             raise InputError("this predictor was built in memory, not loaded from a checkpoint: no workers")
+        t1 = None if self.type1 is None else dataclasses.replace(self.type1.settings)
         now = dataclasses.replace(
-            self.source.options, extent=self.extent, settings=dataclasses.replace(self.settings), overrides=()
+            self.source.options,
+            extent=self.extent,
+            settings=dataclasses.replace(self.settings),
+            overrides=(),
+            type1_settings=t1,
         )
         return dataclasses.replace(self.source, options=now)
 
@@ -198,6 +214,11 @@ class Predictor:
         if self.type1 is not None:
             self.type1.extent = value
 
+    def reader(self, vtype: int) -> Predictor:
+        """The model that reads lines of ``vtype``: the Type-1 model for Type 1 when the checkpoint names one, else
+        this one (analyses of one model's heads and settings must use the model that wrote the lines)."""
+        return self.type1 if vtype == 1 and self.type1 is not None else self
+
     # ----------------------------------------------------------------- running
     def decode_one(self, ex: BagExample, r: dict[str, Any] | LineOutputs, beam: int = 1) -> dict[str, Any]:
         """The record of one example from its network outputs (one example's tensors or :class:`LineOutputs`)."""
@@ -226,9 +247,10 @@ class Predictor:
         for vt, idx in parts.items():
             if not idx:
                 continue
-            model = self.type1 if vt == 1 else self
+            model = self.reader(vt)
             recs = model._predict_own([examples[i] for i in idx], batch_size, beam)
-            name = Path(checkpoint_paths(model.source.checkpoint)[0]).name if model.source else None
+            # an ensemble (a.pt,b.pt) wrote its lines together: every member's file name
+            name = ",".join(Path(p).name for p in checkpoint_paths(model.source.checkpoint)) if model.source else None
             for i, rec in zip(idx, recs, strict=True):
                 rec["model"] = name
                 results[i] = rec

@@ -65,3 +65,30 @@ def test_balance_record_and_its_script_on_toy(tmp_path):
     assert line == {k: v for k, v in rec.items() if k not in ("label", "lines_per_s", "checkpoint")} | {
         "checkpoint": str(DEFAULT_CHECKPOINT)
     }
+
+
+def test_roles_of_type1_lines_come_from_the_model_that_writes_them(tmp_path, monkeypatch):
+    """The bundled formula default hands Type-1 lines to its Type-1 model: the role head read on them and the
+    roles written must both be that model's, not the head of one model beside the lines of another."""
+    from gnn_chemalgebra.benchmark import roles
+    from gnn_chemalgebra.inference.predictor import Predictor
+
+    built = tmp_path / "built"
+    write_toy_variant(built, "ChemAlgebra_F_T1_x1", {"test_in": 4})
+    write_toy_variant(built, "ChemAlgebra_F_T2_x1", {"test_in": 4}, seed=1)
+    heads, writers = [], []
+    head_probabilities, predict_own = roles.head_probabilities, Predictor._predict_own
+
+    def head(p, *a, **k):
+        heads.append(p.source.checkpoint)
+        return head_probabilities(p, *a, **k)
+
+    def own(self, *a, **k):
+        writers.append(self.source.checkpoint)
+        return predict_own(self, *a, **k)
+
+    monkeypatch.setattr(roles, "head_probabilities", head)
+    monkeypatch.setattr(Predictor, "_predict_own", own)
+    roles.role_report(DEFAULT_CHECKPOINT, built, ["F_T1_x1", "F_T2_x1"], limit=3, log=lambda _m: None)
+    names = [[Path(c).name for c in got] for got in (heads, writers)]
+    assert names == [["gnn_type1_default.pt", "gnn_default.pt"]] * 2

@@ -115,3 +115,48 @@ def test_json_names_the_model(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     recs = [json.loads(x) for x in res.stdout.splitlines() if x.startswith("{")]
     assert [r["model"] for r in recs] == [TYPE1, MAIN, TYPE1, MAIN]
+
+
+@pytest.mark.integration
+def test_spawned_workers_keep_the_type1_models_overrides(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spawned worker loads the predictor again from :meth:`Predictor.spec`: the ``--set`` items reach its
+    Type-1 model as in the parent (``decode.valence_check=false`` changes this Type-1 line's alternatives)."""
+    from gnn_chemalgebra.inference import run
+
+    line = "{4}C4H8O.{4}Na+.{4}H-.{4}C5H4N2S.{4}C6H2F3NO2"
+    options = PredictorOptions(extent="bayes", overrides=("decode.valence_check=false",))
+    parent = Predictor.from_checkpoint(BUNDLED / MAIN, options=options)
+    again = parent.spec().load()  # what a spawned worker does
+    assert again.type1 is not None and parent.type1 is not None
+    assert again.type1.settings == parent.type1.settings and again.type1.settings.valence_check is False
+    one = predict_lines([line, LINES[1]], parent, top_k=3, batch_size=1).records
+    monkeypatch.setattr(run, "_can_fork", lambda _p: False)
+    spawned = predict_lines([line, LINES[1]], parent, top_k=3, batch_size=1, workers=2).records
+    assert spawned == one
+
+
+@pytest.mark.integration
+def test_a_type1_model_that_names_its_own_is_one_line(tmp_path: Path) -> None:
+    """Which model would read the Type-1 model's Type-1 lines is ambiguous: refused, not silently ignored."""
+    from gnn_chemalgebra.checkpoint import load_checkpoint, save_checkpoint
+
+    ck = load_checkpoint(BUNDLED / TYPE1)
+    ck["config"] = {**ck["config"], "decode": {**(ck["config"].get("decode") or {}), "type1_model": "other.pt"}}
+    save_checkpoint(tmp_path / TYPE1, ck)
+    shutil.copy(BUNDLED / MAIN, tmp_path / MAIN)
+    src = tmp_path / "in.txt"
+    src.write_text(LINES[0] + "\n")
+    res = CliRunner().invoke(app, ["predict", str(src), "--checkpoint", str(tmp_path / MAIN)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert "itself names a Type-1 model (other.pt)" in res.output and len(res.output.strip().splitlines()) == 1
+
+
+@pytest.mark.integration
+def test_an_ensemble_names_every_member(tmp_path: Path) -> None:
+    """``a.pt,b.pt`` wrote its lines together: the record names both files, not the first alone."""
+    for name in ("a.pt", "b.pt"):
+        shutil.copy(BUNDLED / MAIN, tmp_path / name)
+    shutil.copy(BUNDLED / TYPE1, tmp_path / TYPE1)
+    pred = Predictor.from_checkpoint(f"{tmp_path / 'a.pt'},{tmp_path / 'b.pt'}")
+    recs = predict_lines(LINES[:2], pred).records
+    assert [r["model"] for r in recs] == [TYPE1, "a.pt,b.pt"]
