@@ -70,8 +70,10 @@ def test_json_roles_are_those_of_the_chosen_hypothesis() -> None:
 
 
 def test_a_line_without_balanced_hypothesis_is_marked_and_counted() -> None:
-    line = (GOLDEN / "formula_t1.in").read_text().splitlines()[288]  # a golden line that falls back
-    res = _predict(["--json"], line + "\n")
+    # a golden line that falls back with the formula model bundled before the current pair (which balances it)
+    line = (GOLDEN / "formula_t1.in").read_text().splitlines()[288]
+    previous = Path(__file__).resolve().parents[2] / "results" / "bundled" / "gnn_formula_identity.pt"
+    res = _predict(["--json", "--checkpoint", str(previous)], line + "\n")
     assert res.exit_code == 0, res.output
     (rec,) = [json.loads(x) for x in res.stdout.splitlines()]
     assert rec["fallback"] is True and rec["prediction"] == rec["source"]
@@ -136,7 +138,8 @@ def test_line_type_is_read_per_line() -> None:
 
 
 def test_decode_settings_come_from_the_checkpoint_and_set(tmp_path: Path) -> None:
-    assert Predictor.from_checkpoint(str(DEFAULT_CHECKPOINT)).settings == DecodeConfig()  # no section: defaults
+    bundled = DecodeConfig(type1_model="gnn_type1_default.pt")  # the defaults, and its Type-1 model
+    assert Predictor.from_checkpoint(str(DEFAULT_CHECKPOINT)).settings == bundled
     ck = torch.load(DEFAULT_CHECKPOINT, map_location="cpu", weights_only=True)
     ck.setdefault("config", {})["decode"] = {"balance_beam": 7, "evidence_floor": -5.0}
     torch.save(ck, tmp_path / "ck.pt")
