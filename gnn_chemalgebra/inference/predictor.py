@@ -145,9 +145,13 @@ class Predictor:
         path = Path(name) if Path(name).is_absolute() else Path(main).resolve().parent / name
         if not path.is_file():
             raise InputError(f"the Type-1 model named by decode.type1_model is missing: {path}", path=main)
-        overrides = tuple(o for o in options.overrides if o.split("=", 1)[0].strip() != "decode.type1_model")
-        if options.type1_settings is not None:
-            overrides = ()  # already in them
+        overrides = (
+            ()
+            if options.type1_settings is not None
+            else tuple(  # a spec's settings already hold them
+                o for o in options.overrides if o.split("=", 1)[0].strip() != "decode.type1_model"
+            )
+        )
         sub = PredictorOptions(options.edit_checkpoint, options.extent, options.type1_settings, overrides)
         t1 = cls.from_checkpoint(path, device, sub, route=False)
         if not isinstance(t1, Predictor) or t1.repr != repr:
@@ -241,8 +245,7 @@ class Predictor:
         the checkpoint file that wrote it (``model``)."""
         if self.type1 is None:
             return self._predict_own(examples, batch_size, beam)
-        parts = {1: [i for i, ex in enumerate(examples) if ex.vtype == 1]}
-        parts[2] = [i for i, ex in enumerate(examples) if ex.vtype != 1]
+        parts = {vt: [i for i, ex in enumerate(examples) if (ex.vtype == 1) == (vt == 1)] for vt in (1, 2)}
         results: list[dict[str, Any]] = [{} for _ in examples]
         for vt, idx in parts.items():
             if not idx:

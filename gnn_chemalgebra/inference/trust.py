@@ -302,8 +302,9 @@ class Calibrator:
                 continue
             X = np.array([record_features(records[i]) for i in idx])
             top[lt] = LinearModel.fit(X, y[idx], C)
-        if not top:  # every line type all right (or all wrong): the one message of LinearModel.fit
-            LinearModel.fit(np.array([record_features(r) for r in records]), y, C)
+        if not top:  # no line type has both outcomes: nothing to calibrate
+            kinds = "all right" if y.all() else "all wrong" if not y.any() else "all right or all wrong per line type"
+            raise InputError(f"cannot fit a calibration on {len(y)} lines that are {kinds}")
         info["line_types"] = per_type
         cal = cls(top, None, info)
         if beam_labels is not None:

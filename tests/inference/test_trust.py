@@ -291,3 +291,5 @@ def test_a_line_type_with_one_outcome_reads_the_other_types_model() -> None:
     assert len(conf) == 12 and not own[:10].any() and own[10:].all() and len(FEATURES) > 0
     with pytest.raises(InputError, match="all right"):
         Calibrator.fit(records[:10], labels[:10])
+    with pytest.raises(InputError, match="per line type"):  # Type 1 all right, Type 2 all wrong: nothing to fit
+        Calibrator.fit(records, [True] * 10 + [False] * 30)
