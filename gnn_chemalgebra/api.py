@@ -40,15 +40,16 @@ class MoleculeRole:
 class Prediction:
     """The prediction for one input line.
 
-    ``prediction`` is the balanced target line (benchmark format; empty when ``abstained``); ``extent`` the
-    extent of reaction and ``extent_rule`` the rule that chose it (``bayes`` / ``limiting``); ``confidence`` the
-    probability that the line is exactly right, calibrated on validation lines when the checkpoint has a
-    calibration beside it (``calibrated``; else the role head's joint probability of the chosen roles, 0.0 for a
-    fallback); ``in_domain`` whether the reaction resembles the training reactions (``None``: no index beside the
-    checkpoint) with ``nearest_training_similarity``; ``top_k`` the best distinct balanced lines as (line,
-    probability), most probable first; ``fallback`` is true when no hypothesis balanced and the source was written
-    unchanged; ``abstained`` when ``confidence`` was below the ``min_confidence`` asked. ``record`` is the full
-    ``gnnca predict --json`` object."""
+    ``prediction`` is the balanced target line (benchmark format; empty when ``abstained``); ``extent`` the extent of
+    reaction and ``extent_rule`` the rule that chose it (``bayes`` / ``limiting``); ``confidence`` the probability that
+    the line is exactly right, calibrated on validation lines when the checkpoint has a calibration beside it
+    (``calibrated``; else the role head's joint probability of the chosen roles, 0.0 for a fallback;
+    ``calibration_note`` says why a calibrated checkpoint's number is not called calibrated: decode settings other than
+    the fitted ones, or a Type-2 line written under another extent rule); ``in_domain`` whether the reaction resembles
+    the training reactions (``None``: no index beside the checkpoint) with ``nearest_training_similarity``; ``top_k``
+    the best distinct balanced lines as (line, probability), most probable first; ``fallback`` is true when no
+    hypothesis balanced and the source was written unchanged; ``abstained`` when ``confidence`` was below the
+    ``min_confidence`` asked. ``record`` is the full ``gnnca predict --json`` object."""
 
     line: int
     source: str
@@ -61,6 +62,7 @@ class Prediction:
     main_product: str | None
     record: Mapping[str, Any] = field(repr=False, compare=False)
     calibrated: bool = False
+    calibration_note: str | None = None
     in_domain: bool | None = None
     nearest_training_similarity: float | None = None
     top_k: tuple[tuple[str, float], ...] = ()
@@ -84,6 +86,7 @@ class Prediction:
             main_product=rec["main_product"],
             record=rec,
             calibrated=bool(rec.get("calibrated")),
+            calibration_note=rec.get("calibration_note"),
             in_domain=rec.get("in_domain"),
             nearest_training_similarity=rec.get("nearest_training_similarity"),
             top_k=tuple((t["prediction"], t["probability"]) for t in rec.get("top_k") or []),

@@ -162,6 +162,7 @@ def fit_trust(
         Trust,
         edit_model_path,
         edit_model_sha256,
+        fitted_settings,
         type1_model_path,
         type1_model_sha256,
     )
@@ -194,7 +195,7 @@ def fit_trust(
         f"domain index: {dom.info['reactant_sets']} training reactant sets, {dom.info['kept']} fingerprints kept, "
         f"threshold {dom.threshold:.3f}, {time.perf_counter() - t0:.0f} s"
     )
-    meta: dict[str, Any] = {"extent": "bayes"}
+    meta: dict[str, Any] = {"extent": "bayes", **fitted_settings(predictor)}
     if repr == "smiles":
         edit = edit_model_path(predictor)
         meta.update(edit_checkpoint=None if edit is None else edit.name, edit_sha256=edit_model_sha256(predictor))

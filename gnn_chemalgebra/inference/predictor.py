@@ -104,6 +104,7 @@ class Predictor:
         self.decoder = Decoder(feat, vocab, dataclasses.replace(settings or DecodeConfig()), edit=edit, extent=extent)
         self.source: PredictorSpec | None = None  # set when loaded from a checkpoint
         self.type1: Predictor | None = None  # reads the Type-1 lines when the checkpoint names one (decode.type1_model)
+        self.saved_settings: DecodeConfig | None = None  # the decode section of the checkpoint it was loaded from
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -132,6 +133,7 @@ class Predictor:
         r = lm.runner
         pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, settings, options.extent)
         pred.source = PredictorSpec(str(path), str(r.device), options)
+        pred.saved_settings = dataclasses.replace(lm.settings)  # what a calibration without its own record assumes
         if route and settings.type1_model:
             pred.type1 = cls._type1_model(paths[0], settings.type1_model, r.device, options, pred.repr)
         return pred

@@ -20,10 +20,16 @@ chance that the whole line is right. This module turns them into one:
 
 A checkpoint without sidecars still gets a number: :func:`annotate_uncalibrated` writes the raw confidence with
 ``"calibrated": false`` and ``"in_domain": null`` (nothing to compare with).
+
+``calibrated`` is true only for what the calibration was measured on: the decode settings it was fitted with
+(:func:`decode_settings`; ``gnnca predict --set decode.x=...`` changes them) and, on Type-2 lines, its extent
+rule (``bayes``: under ``limiting`` the line written is another one; Type-1 lines are written alike by both).
+Otherwise the calibrator's number is still given, with ``"calibrated": false`` and ``calibration_note`` saying why.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 import zlib
@@ -58,6 +64,9 @@ FEATURES: tuple[str, ...] = (
     "extent_n",  # extents in the posterior
 )
 ALT_FEATURES: tuple[str, ...] = ("score", "gap", "rank", "top")
+# decode settings that change no line a GNN writes: the sequence model's, and the Type-1 model's file name (its
+# sha256 is bound apart, ``meta.type1_sha256``)
+NOT_DECODING = frozenset({"beam", "max_len", "batch_size", "length_penalty", "type1_model"})
 _WINDOW = 0.6  # DomainIndex.nearest: bit-count window searched first
 NO_SCORE = -30.0  # the score of a line without one (a fallback's no-reaction entry)
 _EPS = 1e-4
@@ -566,6 +575,7 @@ class Trust:
     calibrator: Calibrator | None = None
     domain: DomainIndex | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    changed: tuple[str, ...] = ()  # decode settings that differ from the fitted ones (:func:`trust_for`)
 
     @classmethod
     def load_for(cls, checkpoint: str | Path) -> Trust | None:
@@ -641,9 +651,13 @@ class Trust:
         else:
             conf = np.array([r["raw_confidence"] for r in records])
             own = np.zeros(len(records), dtype=bool)
+        fitted_rule = self.meta.get("extent")
         for r, c, o in zip(records, conf, own, strict=True):
             r["confidence"] = round(float(c), 4)
             r["calibrated"] = bool(o)
+            note = self._not_measured(r, fitted_rule) if o else None
+            if note is not None:
+                r["calibrated"], r["calibration_note"] = False, note
             if not domain:
                 pass
             elif self.domain is not None:
@@ -653,6 +667,15 @@ class Trust:
                 r["in_domain"], r["nearest_training_similarity"], r["domain_notes"] = None, None, []
             self._alternatives(r, float(c), top_k)
         return records
+
+    def _not_measured(self, r: Mapping[str, Any], fitted_rule: str | None) -> str | None:
+        """Why a line's confidence is outside what the calibration was measured on (``None``: it is not)."""
+        if self.changed:
+            return "decode settings differ from the calibration's: " + ", ".join(self.changed)
+        rule = r.get("extent_rule")
+        if fitted_rule and rule and rule != fitted_rule and int(r.get("line_type") or 1) != 1:
+            return f"calibrated for the extent rule {fitted_rule!r}; this Type-2 line was written with {rule!r}"
+        return None
 
     def _alternatives(self, r: dict[str, Any], conf: float, k: int) -> None:
         cands = candidate_lines(r, self.repr)
@@ -749,6 +772,42 @@ def type1_model_sha256(predictor: Any) -> str | None:
     return None if path is None else _sha256_cached(*_stamp(path))
 
 
+def decode_settings(settings: Any) -> dict[str, Any]:
+    """The decode settings that shape the lines a GNN writes (a ``DecodeConfig`` less :data:`NOT_DECODING`)."""
+    return {k: v for k, v in dataclasses.asdict(settings).items() if k not in NOT_DECODING}
+
+
+def fitted_settings(predictor: Any) -> dict[str, Any]:
+    """What a calibration records of the decode settings it is fitted with (``meta.decode``, and
+    ``meta.type1_decode`` for a Type-1 model)."""
+    out = {"decode": decode_settings(predictor.settings)}
+    t1 = getattr(predictor, "type1", None)
+    if t1 is not None:
+        out["type1_decode"] = decode_settings(t1.settings)
+    return out
+
+
+def changed_settings(predictor: Any, meta: Mapping[str, Any]) -> tuple[str, ...]:
+    """The decode settings of ``predictor`` (and of its Type-1 model) that differ from those the calibration was
+    fitted with: ``meta.decode`` / ``meta.type1_decode``, or, for a calibration that did not record them, the
+    settings saved in the checkpoints (what ``gnnca bench calibration`` fits with unless told otherwise)."""
+    out: list[str] = []
+    pairs = [("decode", predictor)]
+    if getattr(predictor, "type1", None) is not None:
+        pairs.append(("type1_decode", predictor.type1))
+    for key, pred in pairs:
+        want = meta.get(key)
+        if want is None:
+            saved = getattr(pred, "saved_settings", None)
+            if saved is None:
+                continue
+            want = decode_settings(saved)
+        now = decode_settings(pred.settings)
+        prefix = "decode." if key == "decode" else "decode (Type-1 model)."
+        out += [f"{prefix}{k}" for k in sorted(now) if k in want and now[k] != want[k]]
+    return tuple(out)
+
+
 def trust_for(predictor: Any) -> Trust | None:
     """The sidecars of the checkpoint a predictor was loaded from (``None``: built in memory, an ensemble, no
     sidecars, or a SMILES model decoding with another edit model than the one the calibration was fitted with)."""
@@ -768,4 +827,8 @@ def trust_for(predictor: Any) -> Trust | None:
         if trust is not None and trust.meta.get("type1_sha256") != type1_model_sha256(predictor):
             trust = None  # fitted with another Type-1 model, or with none (or this predictor routes none)
         _FOR_PREDICTOR[key] = trust
-    return _FOR_PREDICTOR[key]
+    trust = _FOR_PREDICTOR[key]
+    if trust is None:
+        return None
+    changed = changed_settings(predictor, trust.meta)  # settings can change after loading: checked every time
+    return dataclasses.replace(trust, changed=changed) if changed else trust

@@ -293,3 +293,23 @@ def test_a_line_type_with_one_outcome_reads_the_other_types_model() -> None:
         Calibrator.fit(records[:10], labels[:10])
     with pytest.raises(InputError, match="per line type"):  # Type 1 all right, Type 2 all wrong: nothing to fit
         Calibrator.fit(records, [True] * 10 + [False] * 30)
+
+
+@pytest.mark.unit
+def test_changed_settings_against_the_recorded_or_the_saved_ones() -> None:
+    from types import SimpleNamespace
+
+    from gnn_chemalgebra.config import DecodeConfig
+    from gnn_chemalgebra.inference.trust import changed_settings, decode_settings, fitted_settings
+
+    saved = DecodeConfig(balance_beam=4, type1_model="t1.pt")
+    t1 = SimpleNamespace(settings=DecodeConfig(), saved_settings=DecodeConfig(), type1=None)
+    pred = SimpleNamespace(settings=DecodeConfig(balance_beam=4, type1_model="t1.pt"), saved_settings=saved, type1=t1)
+    assert "type1_model" not in decode_settings(saved) and "beam" not in decode_settings(saved)
+    assert changed_settings(pred, {}) == ()  # nothing recorded: the checkpoints' saved settings
+    pred.settings.balance_beam, t1.settings.evidence_floor = 8, -40.0
+    assert changed_settings(pred, {}) == ("decode.balance_beam", "decode (Type-1 model).evidence_floor")
+    recorded = fitted_settings(pred)  # a calibration fitted with these very settings
+    assert changed_settings(pred, recorded) == ()
+    pred.settings.beam = 3  # the sequence model's beam writes no GNN line
+    assert changed_settings(pred, recorded) == ()

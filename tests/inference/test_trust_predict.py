@@ -85,7 +85,8 @@ def fitted(tmp_path_factory: pytest.TempPathFactory, built_small: Path) -> Path:
     dom = DomainIndex.build(sets, mols, "formula")
     dom.threshold = float(np.quantile([dom.check({"molecules": r["molecules"]})[0] for r in records], 0.02))
     assert all(reactant_set(r) for r in records)
-    Trust("formula", cal, dom, {"type1_sha256": type1_model_sha256(pred)}).save(ckpt)  # as gnnca bench calibration
+    meta = {"extent": "bayes", "type1_sha256": type1_model_sha256(pred)}
+    Trust("formula", cal, dom, meta).save(ckpt)  # as gnnca bench calibration
     return ckpt
 
 
@@ -181,10 +182,45 @@ def test_a_checkpoint_without_sidecars_says_uncalibrated(tmp_path: Path) -> None
 def test_python_api_has_the_trust_fields(fitted: Path) -> None:
     from gnn_chemalgebra import load_predictor
 
-    p = load_predictor(fitted)
-    # unequal coefficients: a Type-2 line, whose model the fixture fitted (its Type-1 lines were all right)
+    # unequal coefficients: a Type-2 line, whose model the fixture fitted (its Type-1 lines were all right); read
+    # as amounts (the API's default rule, limiting) it is another line than the calibration measured
+    (amounts,) = load_predictor(fitted).predict("{3}CH3COCl.{2}C7H9N.{2}C6H15N")
+    assert amounts.extent_rule == "limiting" and not amounts.calibrated and "limiting" in amounts.calibration_note
+    p = load_predictor(fitted, extent="bayes")
     (a, b) = p.predict("{3}CH3COCl.{2}C7H9N.{2}C6H15N\n{1}C2H5TeCl.{1}CH4O", top_k=2, min_confidence=0.0)
     assert a.calibrated and isinstance(a.confidence, float) and a.top_k[0] == (a.prediction, a.confidence)
     assert b.in_domain is False and not b.abstained
     (c,) = p.predict("{1}C2H5TeCl.{1}CH4O", min_confidence=1.0)
     assert c.abstained and c.prediction == ""
+
+
+@pytest.mark.integration
+def test_changed_decode_settings_are_not_called_calibrated(fitted: Path, built_small: Path) -> None:
+    # the calibration was fitted with the checkpoint's saved decode settings: a --set that changes one keeps the
+    # calibrator's number but may not claim it is calibrated, and says which setting
+    src = built_small / "ChemAlgebra_F_T2_x1" / "src-test_in.txt"
+    base = [str(src), "--checkpoint", str(fitted), "--json", "--line-type", "2"]
+    code, plain, _ = _predict(base)
+    code2, changed, _ = _predict([*base, "--set", "decode.balance_beam=7"])
+    assert code == code2 == 0
+    plain_recs, changed_recs = [json.loads(x) for x in plain], [json.loads(x) for x in changed]
+    assert all(r["calibrated"] and "calibration_note" not in r for r in plain_recs)
+    assert all(r["calibrated"] is False for r in changed_recs)
+    assert all("decode.balance_beam" in r["calibration_note"] for r in changed_recs)
+    assert all(isinstance(r["confidence"], float) for r in changed_recs)
+
+
+@pytest.mark.integration
+def test_type2_lines_under_another_extent_rule_are_not_called_calibrated(fitted: Path, built_small: Path) -> None:
+    # fitted under the benchmark's rule (bayes): a Type-2 line written with the limiting reactant is another line,
+    # whose chance of being right was never measured; Type-1 lines are written alike by both rules
+    for variant, lt, calibrated in (("ChemAlgebra_F_T2_x1", "2", False), ("ChemAlgebra_F_T1_x1", "1", None)):
+        src = built_small / variant / "src-test_in.txt"
+        code, out, _ = _predict([str(src), "--checkpoint", str(fitted), "--json", "--line-type", lt,
+                                 "--extent", "limiting"])  # fmt: skip
+        recs = [json.loads(x) for x in out]
+        assert code == 0 and recs and all(r["extent_rule"] == "limiting" for r in recs)
+        if calibrated is False:
+            assert all(r["calibrated"] is False and "'limiting'" in r["calibration_note"] for r in recs)
+        else:  # the fixture's Type-1 lines read the Type-2 model (all right on validation): no rule note on them
+            assert all("calibration_note" not in r for r in recs)
