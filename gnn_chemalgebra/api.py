@@ -114,7 +114,10 @@ class ReactionPredictor:
         from .inference.predict_command import PredictOptions, Predictors
         from .inference.run import decode_overrides, resolve_extent
 
-        settings = list(settings)
+        settings = [settings] if isinstance(settings, str) else list(settings)  # one "decode.k=v" is one item
+        bad = [x for x in settings if not isinstance(x, str)]
+        if bad:
+            raise TypeError(f"settings are 'decode.key=value' strings, got {type(bad[0]).__name__}")
         # an unknown rule or setting fails here, not at the first prediction; lines given here are free input
         self.extent = resolve_extent(extent, None)
         decode_overrides(DecodeConfig(), settings)
@@ -166,10 +169,26 @@ class ReactionPredictor:
         opts = replace(self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k)
         check_options(replace(opts, input="-"))
         self._predictors.opts = opts
-        items = lines.splitlines() if isinstance(lines, str) else list(lines)
+        items = _text_items(lines)
         stream = line_stream(opts, self._predictors, "<input>")
         res = collect(stream, text_lines(items, max_chars_of(opts), "<input>"))
         return [Prediction.from_record(r, min_confidence) for r in res.records]
+
+
+def _text_items(lines: Any) -> list[str]:
+    """The lines of ``lines`` (one string of lines, or an iterable of them); a wrong type is one clear error."""
+    if isinstance(lines, str):
+        return lines.splitlines()
+    if isinstance(lines, bytes | bytearray):
+        raise TypeError("lines must be text (str), got bytes: decode them first, e.g. data.decode('utf-8')")
+    try:
+        items = list(lines)
+    except TypeError:
+        raise TypeError(f"lines must be a str or an iterable of str, got {type(lines).__name__}") from None
+    for i, x in enumerate(items):
+        if not isinstance(x, str):
+            raise TypeError(f"lines must be a str or an iterable of str; item {i} is {type(x).__name__}")
+    return items
 
 
 def load_predictor(

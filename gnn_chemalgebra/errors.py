@@ -49,11 +49,14 @@ class InputError(ChemAlgebraError):
         return msg
 
     def located(self, path: str | None = None, line: int | None = None) -> InputError:
-        """Return a copy (same class) with the file and line filled in (keeps values already set)."""
+        """Return a copy (same class) with the file and line filled in (keeps values already set). An error that
+        already names another file (a checkpoint that failed to load while a line was read) keeps no line: the
+        line number belongs to the input, not to that file."""
+        other_file = self.path is not None and path is not None and str(self.path) != str(path)
         return type(self)(
             self.reason,
             path=self.path if self.path is not None else path,
-            line=self.line if self.line is not None else line,
+            line=self.line if self.line is not None or other_file else line,
             term=self.term,
         )
 

@@ -40,6 +40,11 @@ def test_python_api() -> None:
     assert load_predictor().extent == "limiting"  # lines given in Python are free input: amounts
     with pytest.raises(InputError, match="did you mean 'decode.balance_beam'"):
         load_predictor(settings=["decode.balance_bem=2"])
+    with pytest.raises(InputError, match="did you mean 'decode.balance_beam'"):
+        load_predictor(settings="decode.balance_bem=2")  # one string is one setting, not its characters
+    for wrong, says in [(b"CCO.CC(=O)O", "got bytes"), (None, "got NoneType"), (42, "got int"), (["CCO", 3], "item 1")]:
+        with pytest.raises(TypeError, match=says):
+            predictor.predict(wrong)  # type: ignore[arg-type]
 
 
 def test_readme_api_example_runs_as_documented(capsys: pytest.CaptureFixture[str]) -> None:

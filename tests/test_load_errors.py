@@ -139,3 +139,51 @@ def test_a_broken_checkpoint_with_stdin_input_is_one_line(tmp_path: Path) -> Non
     broken.write_bytes(b"PK\x03\x04 this zip archive was cut short")
     result = runner.invoke(app, ["predict", "-", "--checkpoint", str(broken)], input="{1}CCO.{1}CC(=O)O\n")
     _one_error_line(result, broken, "corrupt or truncated PyTorch checkpoint")
+
+
+def test_a_foreign_edit_checkpoint_loaded_for_the_first_line_names_no_input_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bundled SMILES model loads when the first SMILES line is read; a bad --edit-checkpoint then is the
+    checkpoint's error, not the input's: no ``:1`` after the checkpoint's name."""
+    monkeypatch.delenv("GNNCA_CHECKPOINT", raising=False)
+    path, reason = _foreign_files(tmp_path)["text"]
+    src = tmp_path / "in.txt"
+    src.write_text("{1}CC(=O)Cl.{1}NCc1ccccc1\n")
+    _one_error_line(runner.invoke(app, ["predict", str(src), "--edit-checkpoint", str(path)]), path, reason)
+
+
+def test_a_missing_checkpoint_named_by_the_environment_says_so(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GNNCA_CHECKPOINT", str(tmp_path / "nope.pt"))
+    src = tmp_path / "in.txt"
+    src.write_text("{1}CCO.{1}CC(=O)O\n")
+    result = runner.invoke(app, ["predict", str(src)])
+    _one_error_line(result, tmp_path / "nope.pt", "checkpoint not found (named by $GNNCA_CHECKPOINT)")
+
+
+@pytest.mark.parametrize("item", ["foo", "train.lr=0.1", "decode.no_such_key=3"])
+@pytest.mark.parametrize("content", ["{1}CCO.{1}CC(=O)O\n", ""])
+def test_a_bad_set_item_is_blamed_on_set_before_any_line_is_read(tmp_path: Path, item: str, content: str) -> None:
+    """Not on the input's line 1, and also when the input has no lines at all."""
+    src = tmp_path / "in.txt"
+    src.write_text(content)
+    _one_error_line(runner.invoke(app, ["predict", str(src), "--set", item]), "--set", "decode")
+
+
+def test_an_output_that_cannot_be_written_is_one_line(tmp_path: Path) -> None:
+    """``gnnca predict in.txt > /dev/full``: the write error is ``cannot write the output: REASON``."""
+    import errno
+
+    from gnn_chemalgebra.inference.predict_command import PredictOptions, run_predict
+
+    class Full:
+        def write(self, text: str) -> int:
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        def flush(self) -> None:
+            pass
+
+    src = tmp_path / "in.txt"
+    src.write_text("{1}CCO.{1}CC(=O)O\n")
+    with pytest.raises(InputError, match="cannot write the output: No space left on device"):
+        run_predict(PredictOptions(input=str(src), quiet=True), echo=lambda _: None, out=Full())  # type: ignore[arg-type]

@@ -18,14 +18,16 @@ PRED_FILE = "pred-{setting}.txt"
 def read_lines(path: str | Path) -> list[str]:
     """Lines of a UTF-8 text file without their terminators (``\\n`` or ``\\r\\n``).
 
-    A trailing newline does not start an extra line; a blank line in the middle (or a last blank line
-    before the final newline) is kept, because in a prediction file it is an answer.
+    A leading byte-order mark is dropped (as ``gnnca predict`` drops it); a trailing newline does not start an
+    extra line; a blank line in the middle (or a last blank line before the final newline) is kept, because in a
+    prediction file it is an answer.
     """
     p = Path(path)
     try:
         text = p.read_bytes().decode("utf-8")
     except UnicodeDecodeError as err:
         raise InputError(f"not UTF-8 text (byte {err.start})", path=str(p)) from None
+    text = text.removeprefix("\ufeff")  # a byte-order mark, as some editors write, is not part of line 1
     if text == "":
         return []
     lines = text.split("\n")

@@ -15,10 +15,11 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..chem.limits import Limits, limit_error
+from ..config import DecodeConfig
 from ..errors import InputError
 from ..io import checkpoint_paths
-from .report import count_fallbacks
-from .run import COEF_SETS, default_checkpoint, line_vtype, resolve_extent
+from .report import count_fallbacks, fallback_reason
+from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
 from .source import LineSource, RawLine, text_lines
 from .stream import LineStream, StreamCounts
 
@@ -68,6 +69,7 @@ def check_options(opts: PredictOptions) -> None:
         raise InputError(f"--repr must be smiles, formula or auto, got {opts.repr!r}")
     line_vtype([], opts.line_type, 1)
     limits_of(opts)  # a negative limit is one line
+    decode_overrides(DecodeConfig(), opts.settings)  # a bad --set item fails here, even for an input of no lines
     for name in ("beam", "batch_size", "workers"):
         if getattr(opts, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(opts, name)}")
@@ -85,9 +87,11 @@ def check_options(opts: PredictOptions) -> None:
             raise InputError("input file not found", path=opts.input)
         if path.is_dir():
             raise InputError("is a folder, not an input file", path=opts.input)
-    for spec in (opts.checkpoint, opts.edit_checkpoint):
+    for flag, spec in (("--checkpoint", opts.checkpoint), ("--edit-checkpoint", opts.edit_checkpoint)):
         if spec is None:
             continue
+        if not str(spec).strip():
+            raise InputError(f"{flag} is empty: give a checkpoint file")
         for part in checkpoint_paths(spec):
             if not Path(part).exists():
                 raise InputError("checkpoint not found", path=part)
@@ -148,9 +152,10 @@ class Predictors:
         if not self.explicit:
             return None
         path = str(self.opts.checkpoint) if self.opts.checkpoint is not None else str(default_checkpoint())
+        named = "" if self.opts.checkpoint is not None else " (named by $GNNCA_CHECKPOINT)"
         for part in checkpoint_paths(path):
             if not Path(part).is_file():
-                raise InputError("checkpoint not found", path=part)
+                raise InputError(f"checkpoint not found{named}", path=part)
         return self.load(path)
 
     def for_repr(self, repr: str) -> Any:
@@ -389,13 +394,20 @@ def _write(
     with bar(total or 0, "predict", enabled=show) as b:
         for group in stream.run(source, source.ready):
             text = "\n".join(json.dumps(o.json()) if opts.as_json else _text(o, opts) for o in group)
-            out.write(text + "\n")
-            out.flush()
+            try:
+                out.write(text + "\n")
+                out.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as err:  # a full disk, a closed file: one line, not a traceback
+                raise InputError(f"cannot write the output: {err.strerror or err}") from None
             for o in group:
                 if o.error is not None:
                     echo(f"gnnca: skipped: {o.error}")
                 if o.abstained is not None:
                     echo(f"gnnca: abstained: {stream.name}:{o.line}: {o.abstained}")
+                elif o.record is not None and o.record.get("fallback"):
+                    echo(f"gnnca: fallback: {stream.name}:{o.line}: {fallback_reason(o.record)}")
                 if keep and o.record is not None and o.abstained is None:
                     records.append(o.record)
             b.update(len(group))

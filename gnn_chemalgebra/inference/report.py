@@ -116,6 +116,13 @@ def text_line(record: Mapping[str, Any]) -> str:
     return str(record["prediction"])
 
 
+def fallback_reason(record: Mapping[str, Any]) -> str:
+    """Why a fallback record's line was written unchanged, in one line (its first ``not_covered`` reason)."""
+    why = [str(x) for x in record.get("not_covered") or []]
+    head = why[0] if why else "no balanced hypothesis"
+    return f"{head}; the source is written unchanged"
+
+
 def count_fallbacks(records: Iterable[Mapping[str, Any]]) -> int:
     """How many records were written without a balanced hypothesis (the source copied, no reaction)."""
     return sum(1 for r in records if r.get("fallback"))

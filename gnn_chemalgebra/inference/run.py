@@ -60,7 +60,9 @@ def decode_overrides(settings: DecodeConfig, sets: Iterable[str]) -> DecodeConfi
         return settings
     for item in sets:
         if not item.split("=", 1)[0].strip().startswith("decode."):
-            raise InputError(f"predict takes decode.* settings only (e.g. decode.balance_beam=8), got {item!r}")
+            raise InputError(
+                f"predict takes decode.* settings only (e.g. decode.balance_beam=8), got {item!r}", path="--set"
+            )
     raw = apply_overrides({"decode": dataclasses.asdict(settings)}, sets)
     return parse_config(raw, source="--set").decode
 

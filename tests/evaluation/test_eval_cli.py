@@ -186,6 +186,8 @@ def test_read_lines_semantics(tmp_path: Path) -> None:
     assert read_lines(p) == ["a", ""]  # the last empty line is an (empty) prediction
     p.write_bytes(b"")
     assert read_lines(p) == []
+    p.write_bytes(b"\xef\xbb\xbf{2}C5H4N2S\r\nb\n")  # a byte-order mark, as gnnca predict accepts it
+    assert read_lines(p) == ["{2}C5H4N2S", "b"]
 
 
 def test_report_helpers() -> None:

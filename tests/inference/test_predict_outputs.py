@@ -81,6 +81,7 @@ def test_a_line_without_balanced_hypothesis_is_marked_and_counted() -> None:
     assert all(m["nu"] == 0 for m in rec["molecules"]) and rec["not_covered"]
     assert count_fallbacks([rec, {"fallback": False}]) == 1
     assert "1 of 1 line(s) fell back" in res.stderr
+    assert f"gnnca: fallback: <stdin>:1: {rec['not_covered'][0]}; the source is written unchanged" in res.stderr
     res = _predict([], AMOUNTS + "\n")
     assert "fell back" not in res.stderr
 
