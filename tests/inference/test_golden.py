@@ -9,7 +9,7 @@ formula model gained molecule identity rows: 37 of 300 and 11 of 250 lines chang
 bundled edit model became the one fine-tuned twice on the mapped extra reactions: 11 of 120 and 1 of 80;
 ``smiles_t1.out`` when the bundled SMILES model's Type-1 search tried two reactant sets: 6 of 120; both formula
 files when the bundled formula default became a distilled mixed model that hands Type-1 lines to a Type-1 model:
-41 of 300 and 6 of 250); every
+41 of 300 and 6 of 250; ``formula_t2.out`` when that mixed model was fine-tuned on Type-2 lines: 4 of 250); every
 later version must reproduce them exactly until the bundled models or the decoder's search change again.
 """
 
