@@ -196,6 +196,9 @@ def run_predict(
     options, the checkpoint or a line (without ``skip_invalid``) raise :class:`InputError`."""
     out = out if out is not None else sys.stdout
     check_options(opts)
+    if opts.top_k > 1 and not (opts.as_json or opts.columns):
+        k = opts.top_k
+        echo(f"gnnca: --top-k {k}: the alternatives are shown with --json or --columns; text lines are the best")
     extent = resolve_extent(opts.extent, None if opts.input == "-" else opts.input)
     predictors = Predictors(opts, extent, after_load)
     predictors.fixed()  # the checkpoint the user named loads (or fails) before the input is opened

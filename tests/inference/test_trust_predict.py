@@ -151,8 +151,11 @@ def test_top_k_lines_are_distinct_balanced_and_sorted(fitted: Path, built_small:
         assert all(k == frozenset(bag_composition(r["source"], "formula").items()) for k in keys)
         assert len({row["prediction"] for row in rows}) == len(rows)
     assert longest >= 2
-    code, cols, _ = _predict([str(src), "--checkpoint", str(fitted), "--top-k", "3", "--columns"])
-    assert code == 0 and all(len(c.split("\t")) % 2 == 0 for c in cols)
+    code, cols, err = _predict([str(src), "--checkpoint", str(fitted), "--top-k", "3", "--columns"])
+    assert code == 0 and all(len(c.split("\t")) % 2 == 0 for c in cols) and "--top-k" not in err
+    code, text, err = _predict([str(src), "--checkpoint", str(fitted), "--top-k", "3"])  # plain text: the best line
+    assert code == 0 and all("\t" not in t for t in text)
+    assert "gnnca: --top-k 3: the alternatives are shown with --json or --columns" in err
 
 
 @pytest.mark.integration
