@@ -404,7 +404,7 @@ def predict_cmd(
         None,
         "--max-coef",
         help=f"Largest coefficient of a term (default {limits.DEFAULT_MAX_COEF:,}; 0: no limit; the benchmark's are "
-        "1..10, and the extent search grows with it).",
+        "1..10).",
     ),
     device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto."),
     batch_size: int = typer.Option(256, "--batch-size", help="Lines per network batch."),

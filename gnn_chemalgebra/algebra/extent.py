@@ -204,12 +204,16 @@ def reactant_cap(coefs: Sequence[int], n: int) -> int:
     return sum(coefs) // abs(n)
 
 
-def extent_candidates(groups: Mapping[str, Sequence[int]], nu: Mapping[str, int]) -> list[int]:
-    """Every integer extent 1..max that keeps each reactant term non-negative (``[]`` without reactants)."""
+UNIFORM_MAX = 1000  # a uniform fallback posterior is listed up to this many extents; beyond, [] stands for it
+
+
+def extent_candidates(groups: Mapping[str, Sequence[int]], nu: Mapping[str, int]) -> range:
+    """Every integer extent 1..max that keeps each reactant term non-negative (empty without reactants). A
+    ``range``, not a list: with coefficients in the millions (``--max-coef 0``) a list would fill the memory."""
     caps = [reactant_cap(groups[m], n) for m, n in nu.items() if n < 0 and m in groups]
     if not caps:
-        return []
-    return list(range(1, max(min(caps), 0) + 1))
+        return range(0)
+    return range(1, max(min(caps), 0) + 1)
 
 
 def base_roles(groups: Mapping[str, Sequence[int]], nu: Mapping[str, int]) -> BaseRoles:
@@ -280,7 +284,7 @@ def term_roles(
 
 def extent_posterior(
     terms: Sequence[Term], nu: Mapping[str, int], coef_set_name: str, roles: Sequence[str] | None = None
-) -> tuple[list[int], list[float]]:
+) -> tuple[Sequence[int], list[float]]:
     """Feasible Type-2 extents and their exact posterior (:func:`type2_posterior`), as floats.
 
     ``roles`` (one per source term, see :func:`term_roles`) rebuild the base reaction like the generator; without
@@ -293,7 +297,7 @@ def extent_posterior(
 
 def extent_posterior_evidence(
     terms: Sequence[Term], nu: Mapping[str, int], coef_set_name: str, roles: Sequence[str] | None = None
-) -> tuple[list[int], list[float], float]:
+) -> tuple[Sequence[int], list[float], float]:
     """:func:`extent_posterior` plus ``log P(source | roles)`` under the generator (``-inf``: inconsistent)."""
     groups = group_terms(terms)
     try:
@@ -302,9 +306,10 @@ def extent_posterior_evidence(
         log_ev = log_evidence(weights, n_mols, coef_set(coef_set_name))
     except BalanceError:
         weights, log_ev = {}, float("-inf")
-    if not weights:
+    if not weights:  # every feasible extent alike; listed only when short (``[]`` then stands for uniform)
         cands = extent_candidates(groups, nu)
-        return cands, [1.0 / len(cands)] * len(cands) if cands else [], float("-inf")
+        uniform = [1.0 / len(cands)] * len(cands) if 0 < len(cands) <= UNIFORM_MAX else []
+        return list(cands) if len(cands) <= UNIFORM_MAX else cands, uniform, float("-inf")
     total = sum(weights.values())
     cands = sorted(weights)
     return cands, [float(weights[c] / total) for c in cands], log_ev
@@ -313,6 +318,7 @@ def extent_posterior_evidence(
 __all__ = [
     "S_IN",
     "S_OUT",
+    "UNIFORM_MAX",
     "BaseRoles",
     "base_roles",
     "bayes_em",

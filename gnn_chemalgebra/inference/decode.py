@@ -68,7 +68,7 @@ class Decoded:
     nu: dict[str, int]
     new_products: list[tuple[str, int]]
     xi: int
-    candidates: list[int]
+    candidates: Sequence[int]  # a range when long (coefficients in the millions)
     posterior: list[float]
     main_product: str | None = None
     uncovered: list[str] = field(default_factory=list)
@@ -155,15 +155,18 @@ def decode_bag(
         xi = 0
     elif extent_rule == "limiting":  # a chemist's amounts: the limiting reactant is consumed
         xi = limiting_extent(bag_totals(terms), full)
-        cands = list(range(1, xi + 1))
+        cands = range(1, xi + 1)
     elif vtype == 1:
         xi = min(type1_extent(terms), cands[-1])
     else:
         cands, post, log_ev = extent_posterior_evidence(terms, full, coef_set_name, roles)
         scores: Sequence[float] = post
-        if cands and extent_scorer is not None:
-            scores = extent_scorer(cands, extent_features(cands, groups, full, post))
-        xi = cands[max(range(len(cands)), key=lambda i: (scores[i], -i))] if cands else 0
+        if cands and not post:  # a uniform posterior too long to list: its first extent, as the tie-break picks
+            xi = cands[0]
+        else:
+            if cands and extent_scorer is not None:
+                scores = extent_scorer(cands, extent_features(cands, groups, full, post))
+            xi = cands[max(range(len(cands)), key=lambda i: (scores[i], -i))] if cands else 0
     return Decoded(
         terms=apply_extent(terms, nu, new, xi, roles),
         nu=nu,

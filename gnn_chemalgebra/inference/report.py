@@ -8,9 +8,10 @@ molecule's own most likely role is kept under ``best_role``, the heads' own prop
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..algebra.extent import UNIFORM_MAX
 from ..algebra.roles import ROLE_NU, role_name
 from ..chem.bag import Term, format_bag
 from ..chem.reaction import given_sides
@@ -84,7 +85,7 @@ def build_record(
         "main_product": chosen.main_product,
         "extent": chosen.xi,
         "extent_rule": res.extent_rule,
-        "extent_candidates": chosen.candidates,
+        **_candidates(chosen.candidates),
         "extent_posterior": [round(p, 4) for p in chosen.posterior],
         "balanced": chosen.balanced and not naive,
         "not_covered": chosen.uncovered,
@@ -114,6 +115,14 @@ def _by_products(used: Iterable[str], lo: LineOutputs, vocab: ExtraVocab) -> dic
 def text_line(record: Mapping[str, Any]) -> str:
     """The plain-text output of one record: the predicted target line in the benchmark format."""
     return str(record["prediction"])
+
+
+def _candidates(cands: Sequence[int]) -> dict[str, Any]:
+    """The feasible extents as a record writes them: listed, or, past :data:`UNIFORM_MAX` of them (coefficients
+    in the millions), the first and the last with ``extent_candidates_range: true``."""
+    if len(cands) <= UNIFORM_MAX:
+        return {"extent_candidates": list(cands)}
+    return {"extent_candidates": [cands[0], cands[-1]], "extent_candidates_range": True}
 
 
 def fallback_reason(record: Mapping[str, Any]) -> str:

@@ -35,9 +35,19 @@ def test_coefficient_sets_and_the_guess_for_free_lines() -> None:
 def test_candidates_stop_where_a_reactant_runs_out() -> None:
     groups = group_terms([Term(4, "A"), Term(3, "B"), Term(2, "B"), Term(1, "C")])
     assert groups == {"A": [4], "B": [3, 2], "C": [1]}
-    assert extent_candidates(groups, {"A": -1, "B": -2, "D": 1}) == [1, 2]  # B: two terms, min 2
-    assert extent_candidates(groups, {"A": -1, "B": -1, "D": 1}) == [1, 2, 3, 4]  # B: one of two terms, total 5
-    assert extent_candidates(groups, {"C": 0, "D": 1}) == []  # nothing consumed
+    assert list(extent_candidates(groups, {"A": -1, "B": -2, "D": 1})) == [1, 2]  # B: two terms, min 2
+    assert list(extent_candidates(groups, {"A": -1, "B": -1, "D": 1})) == [1, 2, 3, 4]  # B: one of two, total 5
+    assert not extent_candidates(groups, {"C": 0, "D": 1})  # nothing consumed
+
+
+def test_candidates_of_huge_coefficients_are_a_range_not_a_list() -> None:
+    """``--max-coef 0`` lets a line hold 10^11 of a reactant: the candidates stay a range (no 10^11-element list),
+    and a uniform fallback posterior that long is left unlisted (``[]``), its extents the range."""
+    huge = 10**11
+    cands = extent_candidates(group_terms([Term(huge, "A"), Term(huge - 1, "B")]), {"A": -1, "B": -1, "P": 1})
+    assert isinstance(cands, range) and (len(cands), cands[0], cands[-1]) == (huge - 1, 1, huge - 1)
+    cands, post, log_ev = extent_posterior_evidence([Term(huge, "A"), Term(7, "R")], {"A": -1, "P": 1}, "in")
+    assert isinstance(cands, range) and len(cands) == huge and post == [] and log_ev == float("-inf")
 
 
 def test_posterior_from_a_predicted_nu_is_the_exact_type2_posterior() -> None:

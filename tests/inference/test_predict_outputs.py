@@ -170,3 +170,19 @@ def test_workers_and_batch_size_leave_every_prediction_unchanged() -> None:
     res = CliRunner().invoke(app_(), args)
     assert res.exit_code == 0, res.output
     assert res.stdout.splitlines() == (GOLDEN / "formula_t2.out").read_text().splitlines()
+
+
+@pytest.mark.parametrize("extent", ["limiting", "bayes"])
+def test_coefficients_in_the_billions_with_the_limit_lifted_are_answered_in_place(extent: str) -> None:
+    """``--max-coef 0``: a line of 10^9 acetyl chloride is balanced like any other (the extent search is a range,
+    not a list of a billion extents), the lines around it too; ``--json`` writes the range by its ends."""
+    lines = ["{1}CC(=O)Cl.{1}NCc1ccccc1", "{1000000000}CC(=O)Cl.{999999999}NCc1ccccc1", "{1}CCO.{1}CC(=O)Cl"]
+    res = _predict(["--max-coef", "0", "--extent", extent, "--json"], "\n".join(lines) + "\n")
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(x) for x in res.stdout.splitlines()]
+    assert [r["line"] for r in recs] == [1, 2, 3] and all(r["balanced"] for r in recs)
+    big = recs[1]
+    assert bag_composition(big["prediction"], "smiles") == bag_composition(lines[1], "smiles")
+    assert big["extent_candidates_range"] is True and big["extent_candidates"][0] == 1
+    assert big["extent"] == (999999999 if extent == "limiting" else 1)
+    assert "extent_candidates_range" not in recs[0]
