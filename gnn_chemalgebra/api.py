@@ -49,7 +49,8 @@ class Prediction:
     the training reactions (``None``: no index beside the checkpoint) with ``nearest_training_similarity``; ``top_k``
     the best distinct balanced lines as (line, probability), most probable first; ``fallback`` is true when no
     hypothesis balanced and the source was written unchanged; ``abstained`` when ``confidence`` was below the
-    ``min_confidence`` asked. ``record`` is the full ``gnnca predict --json`` object."""
+    ``min_confidence`` asked; ``error`` why the line was refused (``predict(..., skip_invalid=True)``: the line's
+    place is kept, with an empty prediction). ``record`` is the full ``gnnca predict --json`` object."""
 
     line: int
     source: str
@@ -67,6 +68,13 @@ class Prediction:
     nearest_training_similarity: float | None = None
     top_k: tuple[tuple[str, float], ...] = ()
     abstained: bool = False
+    error: str | None = None
+
+    @classmethod
+    def refused(cls, line: int, source: str, error: str) -> Prediction:
+        """A line ``predict(..., skip_invalid=True)`` refused: no prediction, the reason in ``error``."""
+        rec = {"line": line, "prediction": "", "error": error}
+        return cls(line, source, "", (), 0, "", 0.0, False, None, rec, error=error)
 
     @classmethod
     def from_record(cls, rec: Mapping[str, Any], min_confidence: float | None = None) -> Prediction:
@@ -149,6 +157,7 @@ class ReactionPredictor:
         workers: int = 1,
         top_k: int = 1,
         min_confidence: float | None = None,
+        skip_invalid: bool = False,
     ) -> list[Prediction]:
         """Predict reaction lines: ``{k}MOL.{k}MOL`` bags (SMILES or formulas), bare ``MOL.MOL`` or reaction
         SMILES ``reactants>reagents>``; one string may hold several lines. Blank lines and ``#`` comments are
@@ -158,7 +167,8 @@ class ReactionPredictor:
         ``gnnca predict`` does (the same stream). ``workers > 1`` decodes batches in that many processes (large
         inputs; call it under ``if __name__ == "__main__":`` in a script, as multiprocessing's spawn requires).
         ``top_k``: the K best distinct balanced lines in ``Prediction.top_k``; ``min_confidence``: a prediction
-        below it is returned with ``abstained`` true and an empty ``prediction``."""
+        below it is returned with ``abstained`` true and an empty ``prediction``; ``skip_invalid``: a bad line is
+        returned in its place with ``error`` set (as ``gnnca predict --skip-invalid``) instead of raising."""
         from .inference.predict_command import check_options, collect, line_stream, max_chars_of
         from .inference.source import text_lines
 
@@ -166,13 +176,19 @@ class ReactionPredictor:
             raise InputError(f"top_k must be at least 1, got {top_k}")
         if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
             raise InputError(f"min_confidence must lie in [0, 1], got {min_confidence}")
-        opts = replace(self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k)
+        opts = replace(
+            self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k, skip_invalid=skip_invalid
+        )
         check_options(replace(opts, input="-"))
         self._predictors.opts = opts
         items = _text_items(lines)
         stream = line_stream(opts, self._predictors, "<input>")
         res = collect(stream, text_lines(items, max_chars_of(opts), "<input>"))
-        return [Prediction.from_record(r, min_confidence) for r in res.records]
+        out = [Prediction.from_record(r, min_confidence) for r in res.records]
+        if res.refused:
+            out += [Prediction.refused(n, items[n - 1], e) for n, e in res.refused]  # numbered as text_lines does
+            out.sort(key=lambda p: p.line)
+        return out
 
 
 def _text_items(lines: Any) -> list[str]:

@@ -42,6 +42,13 @@ def test_python_api() -> None:
         load_predictor(settings=["decode.balance_bem=2"])
     with pytest.raises(InputError, match="did you mean 'decode.balance_beam'"):
         load_predictor(settings="decode.balance_bem=2")  # one string is one setting, not its characters
+    preds = predictor.predict(["{1}CCO.{1}CC(=O)Cl", "C1CC", "", "{1}CC(=O)Cl.{1}NCc1ccccc1"], skip_invalid=True)
+    assert [(p.line, bool(p.error), bool(p.prediction)) for p in preds] == [
+        (1, False, True),
+        (2, True, False),
+        (4, False, True),
+    ]
+    assert preds[1].source == "C1CC" and preds[1].error.startswith("<input>:2: neither SMILES")
     for wrong, says in [(b"CCO.CC(=O)O", "got bytes"), (None, "got NoneType"), (42, "got int"), (["CCO", 3], "item 1")]:
         with pytest.raises(TypeError, match=says):
             predictor.predict(wrong)  # type: ignore[arg-type]

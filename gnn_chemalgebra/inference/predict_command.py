@@ -276,6 +276,7 @@ class PredictResult:
     records: list[dict[str, Any]] = field(default_factory=list)
     invalid: list[str] = field(default_factory=list)
     repr: str | None = None
+    refused: list[tuple[int, str]] = field(default_factory=list)  # (line, located message) of each refused line
 
     @property
     def fallbacks(self) -> int:
@@ -294,6 +295,7 @@ def collect(stream: LineStream, lines: Iterable[RawLine]) -> PredictResult:
                     res.records.append(o.record)
                 elif o.error is not None:
                     res.invalid.append(o.error)
+                    res.refused.append((o.line, o.error))
     res.repr = stream.use
     return res
 
