@@ -62,7 +62,7 @@ def test_readme_api_example_runs_as_documented(capsys: pytest.CaptureFixture[str
     documented = [ln.split("# ", 1)[1] for ln in block.splitlines() if ln.startswith("print(")]
     assert printed[:2] == documented[:2]  # the prediction line, then extent / rule / fallback / confidence
     assert printed[2].startswith(documented[2].rstrip(".]").rstrip(", "))
-    assert printed[3] == documented[3]  # why an amounts line on the bundled calibration is not called calibrated
+    assert printed[3] == documented[3]  # an amounts line is calibrated too (its own model): no note
 
 
 @pytest.mark.unit

@@ -104,6 +104,55 @@ def exact_labels(predictions: Sequence[str], targets: Sequence[str], repr: str) 
     ]
 
 
+def limiting_targets(
+    sources: Sequence[str], meta_file: Path, repr: str, *, own_extent: bool = False
+) -> list[list[Any]]:
+    """Each line's gold reaction (``nu`` of ``meta-<split>.jsonl``) written at the limiting extent of the line's
+    amounts, as the decoder writes a line (per-term roles, then ``source + xi * nu``): what a Type-2 line predicted
+    with ``--extent limiting`` should say. A gold reaction that consumes nothing keeps its own extent;
+    ``own_extent``: every line at its own (the benchmark's target again: a check of the rebuild)."""
+    from ..algebra.extent import group_terms, limiting_extent, term_roles
+    from ..chem.bag import bag_totals
+    from ..errors import ChemAlgebraError
+    from ..inference.decode import apply_extent
+
+    metas = [json.loads(x) for x in read_lines(meta_file)]
+    if len(metas) < len(sources):
+        raise InputError(f"{len(metas)} meta lines for {len(sources)} source lines", path=str(meta_file))
+    out = []
+    for src, meta in zip(sources, metas, strict=False):
+        terms = parse_prediction(src, repr).terms  # type: ignore[arg-type]
+        mols = {t.mol for t in terms}
+        full = {m: int(v) for m, v in meta["nu"]}
+        present = {m: v for m, v in full.items() if m in mols}
+        new = [(m, v) for m, v in full.items() if m not in mols and v > 0]
+        try:
+            xi = int(meta["xi"]) if own_extent else limiting_extent(bag_totals(terms), full)
+        except ChemAlgebraError:
+            xi = int(meta["xi"])
+        out.append(apply_extent(terms, present, new, xi, term_roles(terms, full, 2, group_terms(terms))))
+    return out
+
+
+def predict_limiting(
+    predictor: Any, ls: LineSet, cache: Path | None, tag: str, log: Callable
+) -> tuple[list[dict[str, Any]], list[bool]]:
+    """A Type-2 validation file predicted with ``--extent limiting`` (beam 1) and each line's exact match with
+    :func:`limiting_targets`."""
+    before = predictor.decoder.extent
+    predictor.decoder.extent = "limiting"
+    try:
+        recs = predict_set(predictor, ls, 1, None, cache, f"{tag}-limiting", log)
+    finally:
+        predictor.decoder.extent = before
+    gold = limiting_targets(read_lines(ls.src), ls.src.parent / f"meta-{ls.split}.jsonl", predictor.repr)
+    labels = [
+        score_pair(parse_prediction(r["prediction"], predictor.repr).terms, g).em  # type: ignore[arg-type]
+        for r, g in zip(recs, gold, strict=True)
+    ]
+    return recs, labels
+
+
 def beam_labels(records: Sequence[dict[str, Any]], targets: Sequence[str], repr: str) -> list[list[bool]]:
     """Exact match of every beam entry of every record."""
     out = []
@@ -179,17 +228,25 @@ def fit_trust(
         labels += exact_labels([r["prediction"] for r in recs], tgts, repr)
         blabels += beam_labels(recs, tgts, repr)
         files.append({"src": str(ls.src), "tgt": str(ls.tgt), "lines": len(recs), "line_type": ls.line_type})
+    written = list(records)  # the lines as the benchmark's rule writes them: the domain threshold's lines
+    for ls in [x for x in valid if x.line_type == 2]:  # the same Type-2 lines as a chemist's amounts
+        recs, lab = predict_limiting(predictor, ls, cache, tag, log)
+        records += recs
+        labels += lab
+        blabels += [[y] for y in lab]
+        gold = str(ls.src.parent / f"meta-{ls.split}.jsonl")
+        files.append({"src": str(ls.src), "gold": gold, "lines": len(recs), "line_type": 2, "extent": "limiting"})
     fitted_on = {"files": files, "lines": len(records), "beam": beam, "EM": float(np.mean(labels))}
     cal = Calibrator.fit(records, labels, blabels, repr=repr, fitted_on=fitted_on)
     t0 = time.perf_counter()
     sets, mols = training_reactions(train_meta)
     dom = DomainIndex.build(sets, mols, repr, max_sets=max_sets, info={"files": [str(f) for f in train_meta]})
     dom.outcomes = TrainingOutcomes.from_meta(train_meta, repr)
-    sims = np.array([dom.check(r)[0] for r in records])
+    sims = np.array([dom.check(r)[0] for r in written])
     dom.threshold = float(np.quantile(sims, quantile))
     dom.info.update(
-        threshold_rule=f"{quantile:.0%} quantile of the nearest-set similarity of the {len(records)} validation lines",
-        validation_in_domain=float(np.mean([dom.check(r)[1] for r in records])),
+        threshold_rule=f"{quantile:.0%} quantile of the nearest-set similarity of the {len(written)} validation lines",
+        validation_in_domain=float(np.mean([dom.check(r)[1] for r in written])),
     )
     log(
         f"domain index: {dom.info['reactant_sets']} training reactant sets, {dom.info['kept']} fingerprints kept, "

@@ -22,8 +22,9 @@ A checkpoint without sidecars still gets a number: :func:`annotate_uncalibrated`
 ``"calibrated": false`` and ``"in_domain": null`` (nothing to compare with).
 
 ``calibrated`` is true only for what the calibration was measured on: the decode settings it was fitted with
-(:func:`decode_settings`; ``gnnca predict --set decode.x=...`` changes them) and, on Type-2 lines, its extent
-rule (``bayes``: under ``limiting`` the line written is another one; Type-1 lines are written alike by both).
+(:func:`decode_settings`; ``gnnca predict --set decode.x=...`` changes them) and, on Type-2 lines, the extent
+rules it was fitted for: ``bayes``, and ``limiting`` when the sidecar has a model of that kind (:data:`LIMITING`,
+fitted against the gold reaction at the limiting extent; Type-1 lines are written alike by both rules).
 Otherwise the calibrator's number is still given, with ``"calibrated": false`` and ``calibration_note`` saying why.
 """
 
@@ -67,6 +68,9 @@ ALT_FEATURES: tuple[str, ...] = ("score", "gap", "rank", "top")
 # decode settings that change no line a GNN writes: the sequence model's, and the Type-1 model's file name (its
 # sha256 is bound apart, ``meta.type1_sha256``)
 NOT_DECODING = frozenset({"beam", "max_len", "batch_size", "length_penalty", "type1_model"})
+# the calibration kind of a Type-2 line written with the limiting extent (a chemist's amounts): another line than the
+# Bayes rule writes, right when its roles and by-products are (the gold reaction at the limiting extent)
+LIMITING = 3
 _WINDOW = 0.6  # DomainIndex.nearest: bit-count window searched first
 NO_SCORE = -30.0  # the score of a line without one (a fallback's no-reaction entry)
 _EPS = 1e-4
@@ -110,6 +114,13 @@ def record_features(rec: Mapping[str, Any]) -> list[float]:
         float(top[0] - top[1]) if post else 1.0,
         float(len(post)),
     ]
+
+
+def calibration_kind(rec: Mapping[str, Any]) -> int:
+    """Which calibration model reads a record: its line type, or :data:`LIMITING` for a Type-2 line written with
+    the limiting extent."""
+    lt = int(rec.get("line_type") or 1)
+    return LIMITING if lt == 2 and rec.get("extent_rule") == "limiting" else lt
 
 
 def raw_confidence(rec: Mapping[str, Any]) -> float:
@@ -241,13 +252,16 @@ class Calibrator:
 
     def confidence(self, records: Sequence[Mapping[str, Any]]) -> tuple[np.ndarray, np.ndarray]:
         """(calibrated probability, whether a model of the line's type was there) per record; a line type
-        without its own model uses the other one's (and says ``calibrated: false``)."""
+        without its own model uses the other one's (and says ``calibrated: false``). A limiting Type-2 line
+        without a model of its kind (a sidecar fitted before there was one) reads the Type-2 model; the extent
+        rule check (:meth:`Trust.annotate_many`) then says it is not calibrated."""
         out = np.zeros(len(records))
         own = np.zeros(len(records), dtype=bool)
-        by_type: dict[int, list[int]] = {}
+        by_kind: dict[int, list[int]] = {}
         for i, r in enumerate(records):
-            by_type.setdefault(int(r.get("line_type") or 1), []).append(i)
-        for lt, idx in by_type.items():
+            by_kind.setdefault(calibration_kind(r), []).append(i)
+        for kind, idx in by_kind.items():
+            lt = 2 if kind == LIMITING and kind not in self.top else kind
             model = self.top.get(lt) or next(iter(self.top.values()))
             out[idx] = model.predict(np.array([record_features(records[i]) for i in idx]))
             own[idx] = lt in self.top
@@ -303,8 +317,8 @@ class Calibrator:
         top: dict[int, LinearModel] = {}
         info: dict[str, Any] = dict(fitted_on or {})
         per_type: dict[str, Any] = {}
-        for lt in sorted({int(r.get("line_type") or 1) for r in records}):
-            idx = [i for i, r in enumerate(records) if int(r.get("line_type") or 1) == lt]
+        for lt in sorted({calibration_kind(r) for r in records}):
+            idx = [i for i, r in enumerate(records) if calibration_kind(r) == lt]
             per_type[str(lt)] = {"lines": len(idx), "EM": float(y[idx].mean())}
             if len(set(y[idx].tolist())) < 2:  # nothing to tell apart: this type reads the other type's model
                 per_type[str(lt)]["fitted"] = False
@@ -674,6 +688,8 @@ class Trust:
             return "decode settings differ from the calibration's: " + ", ".join(self.changed)
         rule = r.get("extent_rule")
         if fitted_rule and rule and rule != fitted_rule and int(r.get("line_type") or 1) != 1:
+            if rule == "limiting" and self.calibrator is not None and LIMITING in self.calibrator.top:
+                return None  # fitted on limiting lines too, against the gold reaction at the limiting extent
             return f"calibrated for the extent rule {fitted_rule!r}; this Type-2 line was written with {rule!r}"
         return None
 

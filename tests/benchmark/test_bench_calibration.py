@@ -45,10 +45,11 @@ def test_fit_on_validation_then_score(built_small: Path, tmp_path: Path) -> None
     rec = json.loads((out / "calibration_small.json").read_text())
     (model,) = rec["models"]
     files = model["fitted_on"]["calibration"]["files"]
-    assert [Path(f["src"]).name for f in files] == ["src-valid.txt", "src-valid.txt"]
-    n_valid = sum(len((built_small / v / "src-valid.txt").read_text().splitlines()) for v in
+    assert [Path(f["src"]).name for f in files] == ["src-valid.txt"] * 3
+    assert [f.get("extent") for f in files] == [None, None, "limiting"]  # the Type-2 lines again, as amounts
+    n_t1, n_t2 = (len((built_small / v / "src-valid.txt").read_text().splitlines()) for v in
                   ("ChemAlgebra_F_T1_x1", "ChemAlgebra_F_T2_x1"))  # fmt: skip
-    assert model["fitted_on"]["calibration"]["lines"] == n_valid
+    assert model["fitted_on"]["calibration"]["lines"] == n_t1 + 2 * n_t2
     sets, _ = training_reactions([built_small / "ChemAlgebra_F_T2_x1" / "meta-train.jsonl"])
     assert model["fitted_on"]["domain"]["reactant_sets"] == len(sets)
     (s,) = model["sets"]
@@ -60,11 +61,44 @@ def test_fit_on_validation_then_score(built_small: Path, tmp_path: Path) -> None
     assert js.stat().st_size + npz.stat().st_size < 5_000_000
     with zipfile.ZipFile(npz) as z:
         assert z.namelist() == ["fingerprints.npy"]  # plain arrays only: loaded with allow_pickle=False
+    kinds = json.loads(js.read_text())["calibrator"]["fitted_on"]["line_types"]
+    assert kinds["3"]["lines"] == n_t2  # limiting Type-2 lines have a model of their own (if both outcomes occur)
+    if kinds["3"].get("fitted", True):
+        src = built_small / "ChemAlgebra_F_T2_x1" / "src-test_in.txt"
+        cmd = ["predict", str(src), "--checkpoint", str(ckpt), "--json", "--line-type", "2", "--extent", "limiting"]
+        recs = [json.loads(x) for x in CliRunner().invoke(app, cmd).stdout.splitlines()]
+        assert recs and all(r["calibrated"] is True and "calibration_note" not in r for r in recs)
     # scoring again from the saved sidecars gives the same numbers
     again = CliRunner().invoke(app, [*args, "--limit", "40", "--no-fit", "--out", str(out), "--tag", "again"])
     assert again.exit_code == 0, again.output
     s2 = json.loads((out / "calibration_again.json").read_text())["models"][0]["sets"][0]
     assert s2["calibrated"]["ECE"] == pytest.approx(s["calibrated"]["ECE"])
+
+
+@pytest.mark.integration
+def test_limiting_targets_are_the_gold_reaction_at_the_limiting_extent(built_small: Path) -> None:
+    """With the gold extent the rebuild gives the benchmark's targets back; at the limiting extent every line stays
+    balanced and consumes its limiting reactant."""
+    from gnn_chemalgebra.algebra.extent import limiting_extent
+    from gnn_chemalgebra.benchmark.calibration import limiting_targets
+    from gnn_chemalgebra.chem.bag import bag_totals, format_bag
+    from gnn_chemalgebra.chem.molecule import bag_composition
+
+    d = built_small / "ChemAlgebra_F_T2_x1"
+    src = (d / "src-valid.txt").read_text().splitlines()
+    tgt = (d / "tgt-valid.txt").read_text().splitlines()
+    own = limiting_targets(src, d / "meta-valid.jsonl", "formula", own_extent=True)
+    assert sum(exact_labels([format_bag(o) for o in own], tgt, "formula")) >= 0.9 * len(src)  # full valid: 97.6%
+    metas = [json.loads(x) for x in (d / "meta-valid.jsonl").read_text().splitlines()]
+    moved = 0
+    for s, m, lim, o in zip(src, metas, limiting_targets(src, d / "meta-valid.jsonl", "formula"), own, strict=True):
+        assert bag_composition(format_bag(lim), "formula") == bag_composition(s, "formula")
+        nu = {k: int(v) for k, v in m["nu"]}
+        left = bag_totals(lim)
+        if any(v < 0 for v in nu.values()):  # a limiting reactant is used up: no further extent fits
+            assert limiting_extent(left, nu) == 0
+        moved += format_bag(lim) != format_bag(o)
+    assert moved > 0  # the benchmark's extent is often not the limiting one
 
 
 @pytest.mark.integration

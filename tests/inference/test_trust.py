@@ -109,6 +109,26 @@ def test_a_line_type_without_its_model_says_uncalibrated() -> None:
     assert not own[0]
 
 
+def test_limiting_type2_lines_have_a_model_of_their_own_or_read_the_type2_one_marked() -> None:
+    """Type-2 lines written with the limiting extent are their own calibration kind: fitted with them, they read
+    their model and are calibrated; a calibration fitted without them scores them with the Type-2 model, and the
+    extent-rule check says they are not calibrated."""
+    from gnn_chemalgebra.inference.trust import LIMITING, Trust, calibration_kind
+
+    recs, ys = synthetic(600, seed=4)
+    lim = [dict(r, line_type=2, extent_rule="limiting") for r in recs[:200]]
+    assert [calibration_kind(r) for r in (lim[0], recs[0], recs[1])] == [LIMITING, 1, 2]
+    with_lim = Calibrator.fit(recs + lim, ys + ys[:200])
+    without = Calibrator.fit(recs, ys)
+    assert LIMITING in with_lim.top and LIMITING not in without.top
+    probe = record(-0.2, 0.95, line_type=2, extent_rule="limiting")
+    assert with_lim.confidence([probe])[1][0] and without.confidence([probe])[1][0]
+    assert without.confidence([probe])[0][0] == pytest.approx(without.top[2].predict([record_features(probe)])[0])
+    for cal, note in ((with_lim, False), (without, True)):
+        (out,) = Trust("formula", cal, None, {"extent": "bayes"}).annotate_many([dict(probe)], top_k=1, domain=False)
+        assert out["calibrated"] is not note and ("calibration_note" in out) is note
+
+
 def test_candidate_lines_are_distinct_balanced_and_start_with_the_written_line() -> None:
     beam = [
         {"prediction": "{1}H2O.{1}C3H6O2", "logp": -0.1},
