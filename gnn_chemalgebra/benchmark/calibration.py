@@ -141,10 +141,14 @@ def predict_limiting(
     :func:`limiting_targets`."""
     before = predictor.decoder.extent
     predictor.decoder.extent = "limiting"
+    # the SMILES decoder's edit-search cache holds what the earlier passes over these lines found, and a search
+    # resumed from it can end elsewhere than a fresh one (12 of 1,319 S_T2_x1 lines): start clean, as gnnca predict
+    predictor.decoder.edit_cache.clear()
     try:
         recs = predict_set(predictor, ls, 1, None, cache, f"{tag}-limiting", log)
     finally:
         predictor.decoder.extent = before
+        predictor.decoder.edit_cache.clear()
     gold = limiting_targets(read_lines(ls.src), ls.src.parent / f"meta-{ls.split}.jsonl", predictor.repr)
     labels = [
         score_pair(parse_prediction(r["prediction"], predictor.repr).terms, g).em  # type: ignore[arg-type]
