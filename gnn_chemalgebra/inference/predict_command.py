@@ -87,11 +87,9 @@ def check_options(opts: PredictOptions) -> None:
             raise InputError("input file not found", path=opts.input)
         if path.is_dir():
             raise InputError("is a folder, not an input file", path=opts.input)
-    for flag, spec in (("--checkpoint", opts.checkpoint), ("--edit-checkpoint", opts.edit_checkpoint)):
+    for spec in (opts.checkpoint, opts.edit_checkpoint):
         if spec is None:
             continue
-        if not str(spec).strip():
-            raise InputError(f"{flag} is empty: give a checkpoint file")
         for part in checkpoint_paths(spec):
             if not Path(part).exists():
                 raise InputError("checkpoint not found", path=part)
@@ -274,9 +272,13 @@ class PredictResult:
     lines written without a balanced hypothesis (``fallback``)."""
 
     records: list[dict[str, Any]] = field(default_factory=list)
-    invalid: list[str] = field(default_factory=list)
     repr: str | None = None
     refused: list[tuple[int, str]] = field(default_factory=list)  # (line, located message) of each refused line
+
+    @property
+    def invalid(self) -> list[str]:
+        """The refused lines' messages."""
+        return [e for _, e in self.refused]
 
     @property
     def fallbacks(self) -> int:
@@ -294,7 +296,6 @@ def collect(stream: LineStream, lines: Iterable[RawLine]) -> PredictResult:
                 if o.record is not None:
                     res.records.append(o.record)
                 elif o.error is not None:
-                    res.invalid.append(o.error)
                     res.refused.append((o.line, o.error))
     res.repr = stream.use
     return res

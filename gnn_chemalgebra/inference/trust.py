@@ -686,11 +686,9 @@ class Trust:
         """Why a line's confidence is outside what the calibration was measured on (``None``: it is not)."""
         if self.changed:
             return "decode settings differ from the calibration's: " + ", ".join(self.changed)
-        rule = r.get("extent_rule")
-        if fitted_rule and rule and rule != fitted_rule and int(r.get("line_type") or 1) != 1:
-            if rule == "limiting" and self.calibrator is not None and LIMITING in self.calibrator.top:
-                return None  # fitted on limiting lines too, against the gold reaction at the limiting extent
-            return f"calibrated for the extent rule {fitted_rule!r}; this Type-2 line was written with {rule!r}"
+        fitted_too = self.calibrator is not None and LIMITING in self.calibrator.top  # its own model, own yardstick
+        if fitted_rule and fitted_rule != "limiting" and calibration_kind(r) == LIMITING and not fitted_too:
+            return f"calibrated for the extent rule {fitted_rule!r}; this Type-2 line was written with 'limiting'"
         return None
 
     def _alternatives(self, r: dict[str, Any], conf: float, k: int) -> None:
