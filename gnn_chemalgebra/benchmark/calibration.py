@@ -141,8 +141,8 @@ def predict_limiting(
     :func:`limiting_targets`."""
     before = predictor.decoder.extent
     predictor.decoder.extent = "limiting"
-    # the SMILES decoder's edit-search cache holds what the earlier passes over these lines found, and a search
-    # resumed from it can end elsewhere than a fresh one (12 of 1,319 S_T2_x1 lines): start clean, as gnnca predict
+    # the SMILES decoder's edit-search cache holds what the earlier passes found; a pass from it writes what a fresh
+    # one does (tests/inference/test_edit_decode_fast.py), so clearing it only frees the memory
     predictor.decoder.edit_cache.clear()
     try:
         recs = predict_set(predictor, ls, 1, None, cache, f"{tag}-limiting", log)

@@ -494,7 +494,7 @@ class Decoder:
                 decs.append(Hypothesis(role_s + (self.evidence(present) if weigh else 0.0), present, tuple(assign)))
             sets = self.edit_product_sets([(reactants, reagents)])[0]
             best_ok = float("-inf")  # best acceptable score of this reactant set (unweighed top-1 only)
-            for prods, es in sets:
+            for taken, (prods, es) in enumerate(sets, 1):
                 comps = {m: self._comp(m) for m in [*ex.mols, *prods]}
                 d = decode_bag(
                     ex.terms, nu, prods, comps, self.repr, ex.vtype, ex.cset, extent_scorer=scorer, extent_rule=rule
@@ -508,7 +508,7 @@ class Decoder:
                 if beam <= 1 and not weigh and self.acceptable(d):
                     # no later set scores above rs + bound, and an equal one ranks after: the top-1 is settled
                     best_ok = max(best_ok, decs[-1].score)
-                    if best_ok >= rs + sets.bound():
+                    if best_ok >= rs + sets.bound(taken):
                         break
             # Type 1: the first ``edit_role_sets_t1`` reactant sets with an acceptable decoding (1: further beam
             # entries come from its other product sets); Type 2: ``edit_role_sets`` sets, weighed by the evidence.

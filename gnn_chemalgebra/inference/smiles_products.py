@@ -123,15 +123,20 @@ class ProductSets:
             yield self._sets[k]
             k += 1
 
-    def bound(self) -> float:
-        """Upper bound on the score of every set not yielded yet (``-inf`` when there is none left)."""
+    def bound(self, after: int = 0) -> float:
+        """Upper bound on the score of every set from position ``after`` on (``-inf`` when there is none left).
+
+        ``after`` is how many sets the caller has iterated: the sets are shared through the decoder's cache, so
+        sets another pass already found still lie ahead of this caller and count (without it a second pass over
+        the same bag would stop earlier than a fresh one and could write another line)."""
+        found = max((score for _, score in self._sets[after:]), default=-math.inf)
         if self._done or len(self._sets) >= self._beam:
-            return -math.inf
+            return found
         if not isinstance(self._source, EditBeam):
             return math.inf  # a plain candidate list: no bound known
         _touch(self._source)
         ahead = self._source.results[self._taken :]  # found by the search, not yet taken here
-        return max([self._source.bound(), *(c.score for c in ahead)])
+        return max([found, self._source.bound(), *(c.score for c in ahead)])
 
     def _next(self) -> bool:
         if isinstance(self._source, EditBeam) and not self._done:

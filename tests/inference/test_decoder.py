@@ -160,8 +160,8 @@ def test_present_products_need_no_new_graph(vocab: list[str], found: bool) -> No
 class _FakeSets(list):
     """Ranked product sets of one reactant set, as the edit model's lazy sets give them (no sets left unseen)."""
 
-    def bound(self) -> float:
-        return float("-inf")
+    def bound(self, after: int = 0) -> float:
+        return max((score for _, score in self[after:]), default=float("-inf"))
 
 
 @pytest.mark.parametrize(("t1_sets", "rs2", "written", "asked"), [(1, -0.5, "CC", 1), (2, -0.5, "CCCCO", 2),

@@ -91,8 +91,30 @@ def test_lazy_top1_equals_the_full_beam(monkeypatch: pytest.MonkeyPatch) -> None
     lazy = load_predictor(extent="bayes").predict(lines)
     monkeypatch.setattr(smiles_products, "LIVE_SEARCHES", 1)  # every other search parked, then resumed
     parked = load_predictor(extent="bayes").predict(lines)
-    monkeypatch.setattr(smiles_products.ProductSets, "bound", lambda self: float("inf"))  # never settled early
+    monkeypatch.setattr(smiles_products.ProductSets, "bound", lambda self, after=0: float("inf"))  # never settled
     full = load_predictor(extent="bayes").predict(lines)
     assert lazy == full
     assert parked == full
     assert any(p.fallback is False for p in lazy)
+
+
+# a Type-2 SMILES line whose limiting-extent answer changed when the same predictor had decoded it before (with
+# the bayes rule): the shared search cache then held sets the early stop did not count
+SECOND_PASS = "{4}F.{4}C1CCNCC1.{1}CN1CCCC1=O.{4}Fc1ccc(-c2nc3cc(Cl)ccc3o2)cc1.{4}O"
+
+
+def test_a_second_pass_writes_what_a_fresh_predictor_does() -> None:
+    from gnn_chemalgebra.inference.predict_command import predict_lines
+    from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
+    from gnn_chemalgebra.inference.run import SMILES_CHECKPOINT
+
+    def lines(pred: Predictor) -> list[str]:
+        return [r["prediction"] for r in predict_lines([SECOND_PASS], pred, source_name="t").records]
+
+    fresh = lines(Predictor.from_checkpoint(SMILES_CHECKPOINT, options=PredictorOptions(extent="limiting")))
+    again = Predictor.from_checkpoint(SMILES_CHECKPOINT, options=PredictorOptions(extent="bayes"))
+    first = lines(again)
+    again.extent = "limiting"
+    assert lines(again) == fresh
+    assert first != fresh  # the two rules write this line differently: the first pass left sets in the cache
+    assert lines(again) == fresh  # and a third pass, all from the cache
