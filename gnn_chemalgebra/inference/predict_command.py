@@ -197,6 +197,9 @@ def run_predict(
     if opts.top_k > 1 and not (opts.as_json or opts.columns):
         k = opts.top_k
         echo(f"gnnca: --top-k {k}: the alternatives are shown with --json or --columns; text lines are the best")
+    if opts.beam > 1 and not opts.as_json:
+        b = opts.beam
+        echo(f"gnnca: --beam {b}: the hypotheses are listed with --json (under 'beam'); text lines are the best")
     extent = resolve_extent(opts.extent, None if opts.input == "-" else opts.input)
     predictors = Predictors(opts, extent, after_load)
     predictors.fixed()  # the checkpoint the user named loads (or fails) before the input is opened

@@ -156,6 +156,10 @@ def test_top_k_lines_are_distinct_balanced_and_sorted(fitted: Path, built_small:
     code, text, err = _predict([str(src), "--checkpoint", str(fitted), "--top-k", "3"])  # plain text: the best line
     assert code == 0 and all("\t" not in t for t in text)
     assert "gnnca: --top-k 3: the alternatives are shown with --json or --columns" in err
+    code, beamed, err = _predict([str(src), "--checkpoint", str(fitted), "--beam", "3"])
+    assert code == 0 and beamed == text and "gnnca: --beam 3: the hypotheses are listed with --json" in err
+    code, _, err = _predict([str(src), "--checkpoint", str(fitted), "--beam", "3", "--json"])
+    assert code == 0 and "--beam" not in err
 
 
 @pytest.mark.integration
