@@ -1,12 +1,13 @@
-"""Why the textbook imine lines cannot be flagged: the benchmark writes an aldehyde + amine as a reduction.
+"""Why the textbook imine and Suzuki lines cannot be flagged: what the training data writes for them.
 
 Two counts. (1) Training lines (S_T1_x1 train) with an aldehyde among the source molecules: how many write the
 leftover ``[O]`` (the benchmark's chain for the oxygen a reduction removes; the reductant's hydrogens are not
-counted), how many write water as a new product, how many a new acyclic imine. (2) Validation lines whose written
-line adds the ``[O]`` leftover (formula ``O``), split by whether the bag holds a hydride source (a B, Al, Si or Sn
-atom bearing hydrogen, H2, H-, formic acid): how often such lines are right, and at what confidence. If lines
-without a reductant were wrong far more often than their confidence says, "an [O] leftover but no reductant"
-would be a flag; the counts say whether it is.
+counted), how many write water as a new product, how many a new acyclic imine; and lines that consume a boronic
+acid or ester: how many keep the boron in the main product, how many are Suzuki couplings (the boron leaves).
+(2) Validation lines whose written line adds the ``[O]`` leftover (formula ``O``), split by whether the bag holds a
+hydride source (a B, Al, Si or Sn atom bearing hydrogen, H2, H-, formic acid): how often such lines are right, and
+at what confidence. If lines without a reductant were wrong far more often than their confidence says, "an [O]
+leftover but no reductant" would be a flag; the counts say whether it is.
 
     python experiments/leftover_convention.py --train built/extra --built built/full --records runs/trust_records
 
@@ -66,10 +67,18 @@ def training_counts(train: Path) -> Counter:
             parsed[s] = Chem.MolFromSmiles(s)
         return parsed[s]
 
+    boronic = Chem.MolFromSmarts("[#6]B(O)O")
     c: Counter = Counter()
     for s, t in zip(src, tgt, strict=True):
         sm, tm = mols(s), mols(t)
         c["lines"] += 1
+        if any("B" in x and (m := mol(x)) is not None and m.HasSubstructMatch(boronic) for x in sm if x not in tm):
+            new = [x for x in tm if x not in sm]
+            main = max(new, key=lambda x: m.GetNumAtoms() if (m := mol(x)) is not None else 0, default="")
+            kept = "B" in main.replace("Br", "")
+            c["consume a boronic acid or ester"] += 1
+            c["  main product keeps boron"] += kept
+            c["  main product without boron (a Suzuki coupling)"] += not kept
         if not any((m := mol(x)) is not None and m.HasSubstructMatch(aldehyde) for x in sm):
             continue
         c["aldehyde lines"] += 1
