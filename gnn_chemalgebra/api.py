@@ -50,7 +50,9 @@ class Prediction:
     the best distinct balanced lines as (line, probability), most probable first; ``fallback`` is true when no
     hypothesis balanced and the source was written unchanged; ``abstained`` when ``confidence`` was below the
     ``min_confidence`` asked; ``error`` why the line was refused (``predict(..., skip_invalid=True)``: the line's
-    place is kept, with an empty prediction). ``record`` is the full ``gnnca predict --json`` object."""
+    place is kept, with an empty prediction); ``blank`` marks a blank or ``#`` line, kept in its place with an empty
+    prediction, so that the results line up with the input lines. ``record`` is the full ``gnnca predict --json``
+    object."""
 
     line: int
     source: str
@@ -69,6 +71,13 @@ class Prediction:
     top_k: tuple[tuple[str, float], ...] = ()
     abstained: bool = False
     error: str | None = None
+    blank: bool = False
+
+    @classmethod
+    def passed_over(cls, line: int, source: str) -> Prediction:
+        """A blank or ``#`` line: nothing to predict, kept in its place (as ``gnnca predict`` writes an empty line)."""
+        rec = {"line": line, "prediction": "", "blank": True}
+        return cls(line, source, "", (), 0, "", 0.0, False, None, rec, blank=True)
 
     @classmethod
     def refused(cls, line: int, source: str, error: str) -> Prediction:
@@ -160,8 +169,9 @@ class ReactionPredictor:
         skip_invalid: bool = False,
     ) -> list[Prediction]:
         """Predict reaction lines: ``{k}MOL.{k}MOL`` bags (SMILES or formulas), bare ``MOL.MOL`` or reaction
-        SMILES ``reactants>reagents>``; one string may hold several lines. Blank lines and ``#`` comments are
-        passed over (``Prediction.line`` is the 1-based line number); a bad line raises
+        SMILES ``reactants>reagents>``; one string may hold several lines. One result per line, in order:
+        blank lines and ``#`` comments come back with ``blank`` true and an empty prediction (``Prediction.line`` is
+        the 1-based line number); a bad line raises
         :class:`~gnn_chemalgebra.errors.InputError` naming it. Without a checkpoint, the bundled model of the
         input's representation is used. Lines are read, checked against the size limits and predicted exactly as
         ``gnnca predict`` does (the same stream). ``workers > 1`` decodes batches in that many processes (large
@@ -185,9 +195,9 @@ class ReactionPredictor:
         stream = line_stream(opts, self._predictors, "<input>")
         res = collect(stream, text_lines(items, max_chars_of(opts), "<input>"))
         out = [Prediction.from_record(r, min_confidence) for r in res.records]
-        if res.refused:
-            out += [Prediction.refused(n, items[n - 1], e) for n, e in res.refused]  # numbered as text_lines does
-            out.sort(key=lambda p: p.line)
+        out += [Prediction.refused(n, items[n - 1], e) for n, e in res.refused]  # numbered as text_lines does
+        out += [Prediction.passed_over(n, items[n - 1]) for n in res.blank]
+        out.sort(key=lambda p: p.line)
         return out
 
 

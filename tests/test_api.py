@@ -26,7 +26,9 @@ def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_python_api() -> None:
     predictor = load_predictor(extent="limiting")
     preds = predictor.predict(AMOUNTS + "\n# a comment\nCC(=O)Cl.NCc1ccccc1>CCN(CC)CC>")
-    assert [p.line for p in preds] == [1, 3] and all(isinstance(p, Prediction) for p in preds)
+    assert [p.line for p in preds] == [1, 2, 3] and all(isinstance(p, Prediction) for p in preds)
+    assert [p.blank for p in preds] == [False, True, False] and preds[1].prediction == ""
+    assert preds[1].source == "# a comment" and preds[2].main_product == "CC(=O)NCc1ccccc1"
     p = preds[0]
     assert p.extent == 2 and p.extent_rule == "limiting" and not p.fallback and 0 < (p.confidence or 0) <= 1
     assert p.main_product == "CC(=O)NCc1ccccc1" and p.prediction == p.record["prediction"]
@@ -46,8 +48,10 @@ def test_python_api() -> None:
     assert [(p.line, bool(p.error), bool(p.prediction)) for p in preds] == [
         (1, False, True),
         (2, True, False),
+        (3, False, False),
         (4, False, True),
     ]
+    assert preds[2].blank and not preds[1].blank  # the blank line in its place: zip(lines, preds) lines up
     assert preds[1].source == "C1CC" and preds[1].error.startswith("<input>:2: neither SMILES")
     for wrong, says in [(b"CCO.CC(=O)O", "got bytes"), (None, "got NoneType"), (42, "got int"), (["CCO", 3], "item 1")]:
         with pytest.raises(TypeError, match=says):

@@ -277,6 +277,7 @@ class PredictResult:
     records: list[dict[str, Any]] = field(default_factory=list)
     repr: str | None = None
     refused: list[tuple[int, str]] = field(default_factory=list)  # (line, located message) of each refused line
+    blank: list[int] = field(default_factory=list)  # the blank or ``#`` lines (nothing to predict)
 
     @property
     def invalid(self) -> list[str]:
@@ -289,7 +290,8 @@ class PredictResult:
 
 
 def collect(stream: LineStream, lines: Iterable[RawLine]) -> PredictResult:
-    """Every outcome of ``lines`` at once (the Python API, ``gnnca bench``): records and refusals in input order.
+    """Every outcome of ``lines`` at once (the Python API, ``gnnca bench``): records, refusals and blank lines in
+    input order.
     The objects alive before (torch, RDKit, the model) are kept out of the garbage collector's full collections
     meanwhile (``gc.freeze``); nothing is computed differently."""
     res = PredictResult()
@@ -300,6 +302,8 @@ def collect(stream: LineStream, lines: Iterable[RawLine]) -> PredictResult:
                     res.records.append(o.record)
                 elif o.error is not None:
                     res.refused.append((o.line, o.error))
+                elif o.blank:
+                    res.blank.append(o.line)
     res.repr = stream.use
     return res
 
