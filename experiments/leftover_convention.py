@@ -1,4 +1,6 @@
 """Why the textbook imine and Suzuki lines cannot be flagged: what the training data writes for them.
+Counts over the training lines and over the bundled models' validation records, measuring whether the benchmark
+ever writes the textbook answers and whether a missing-reductant rule would separate right lines from wrong ones.
 
 Two counts. (1) Training lines (S_T1_x1 train) with an aldehyde among the source molecules: how many write the
 leftover ``[O]`` (the benchmark's chain for the oxygen a reduction removes; the reductant's hydrogens are not
