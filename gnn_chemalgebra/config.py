@@ -130,6 +130,7 @@ class TrainConfig:
     batch_tokens: int = _opt(0, lo=0)  # transformer: cap on padded tokens per batch; 0 = none
     sampler: str = _opt("", choices=("", "distributed"))  # distributed: the DDP sampler with one process too
     init_from: str = ""  # fine-tune: this checkpoint's weights and by-product vocabulary, fresh optimiser
+    overwrite: bool = False  # a fresh run into a run_dir that holds one replaces it (else refused; --resume continues)
     # optimiser and schedule
     optimizer: str = _opt("adamw", choices=("adam", "adamw"))
     lr: float = _opt(1e-3, lo=0.0)

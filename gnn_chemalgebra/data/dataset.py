@@ -28,6 +28,7 @@ from ..chem.composition import CHARGE_KEY, smiles_composition
 from ..chem.leftover import leftover_molecule
 from ..chem.molecule import composition, smiles_to_formula
 from ..chem.smiles import canonical_smiles
+from ..errors import InputError
 from ..io import atomic_write_lines, read_lines
 from .featurize import CHARGE_INDEX, N_COEF_CLASSES, N_EXTENT_FEATURES, Featurizer, comp_vector, extent_features
 from .layout import split_files, variant_props
@@ -93,19 +94,44 @@ def attach_labels(ex: BagExample, meta: dict[str, Any], repr: str) -> BagExample
 def load_examples(data_dir: str | Path, variant: str, split: str, limit: int | None = None) -> list[BagExample]:
     src_p, tgt_p, meta_p = split_files(Path(data_dir), variant, split)
     props = variant_props(variant)
-    src, tgt = read_lines(src_p), read_lines(tgt_p)
-    metas = [json.loads(line) for line in read_lines(meta_p)]
-    if not (len(src) == len(tgt) == len(metas)):
-        raise ValueError(f"{src_p.parent}/{split}: src/tgt/meta line counts differ")
+    src, tgt, meta_lines = read_lines(src_p), read_lines(tgt_p), read_lines(meta_p)
+    if not (len(src) == len(tgt) == len(meta_lines)):
+        counts = f"{src_p.name} {len(src):,}, {tgt_p.name} {len(tgt):,}, {meta_p.name} {len(meta_lines):,}"
+        raise InputError(f"the split's files must have one line per reaction each, but they have {counts} lines",
+                         path=str(src_p.parent))  # fmt: skip
+    if not src:
+        raise InputError(f"{src_p.name} has no lines: nothing to read", path=str(src_p.parent))
     n = len(src) if not limit else min(limit, len(src))
     out = []
     for i in range(n):
         terms = parse_bag(src[i], path=str(src_p), line=i + 1)
         ex = example_from_terms(terms, vtype=int(props["type"]))
-        attach_labels(ex, metas[i], str(props["repr"]))
+        attach_labels(ex, _meta_record(meta_lines[i], meta_p, i + 1), str(props["repr"]))
         ex.tgt = tgt[i]
         out.append(ex)
     return out
+
+
+def _meta_record(text: str, path: Path, line: int) -> dict[str, Any]:
+    """One ``meta-<split>.jsonl`` line: a JSON object with ``nu`` (pairs) and ``xi``; else one located error."""
+    try:
+        rec = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise InputError(f"not a JSON object ({e.msg})", path=str(path), line=line) from None
+    if not isinstance(rec, dict):
+        raise InputError("not a JSON object", path=str(path), line=line)
+    missing = [k for k in ("nu", "xi") if k not in rec]
+    if missing:
+        raise InputError("missing field(s) " + ", ".join(repr(k) for k in missing), path=str(path), line=line)
+    try:
+        for _m, n in rec["nu"]:
+            int(n)
+        int(rec["xi"])
+    except (TypeError, ValueError):
+        raise InputError(
+            "'nu' must be [molecule, integer] pairs and 'xi' an integer", path=str(path), line=line
+        ) from None
+    return rec
 
 
 class ExtraVocab:

@@ -21,6 +21,7 @@ import difflib
 import json
 import math
 import random
+import shutil
 import signal
 import sys
 import time
@@ -294,7 +295,18 @@ class Trainer:
         self.model.train()
 
     def resume_checkpoint(self, resume: bool) -> dict[str, Any] | None:
-        """``last.pt`` when resuming and it exists (else None: a fresh run)."""
+        """``last.pt`` when resuming and it exists (else None: a fresh run). A fresh run into a ``run_dir`` that
+        holds one already is refused unless ``train.overwrite``: its checkpoints and curves would be replaced."""
+        held = [p.name for p in (self.last_path, self.best_path) if p.exists()]
+        if not resume and held and not self.tcfg.overwrite:
+            raise InputError(f"run_dir already holds a run ({', '.join(held)}): pass --resume to continue it, "
+                             "--set train.overwrite=true to start it again, or another run_dir",
+                             path=str(self.run_dir))  # fmt: skip
+        if not resume and held and self.dist.is_main:
+            for name in ("last.pt", "best.pt", "metrics.jsonl", "summary.json"):
+                (self.run_dir / name).unlink(missing_ok=True)
+            shutil.rmtree(self.run_dir / "tb", ignore_errors=True)  # the old run's TensorBoard curves
+            print(f"[train] train.overwrite: the run in {self.run_dir} is started again", file=sys.stderr)
         ck = load_checkpoint(self.last_path) if resume and self.last_path.exists() else None
         if ck is not None and "engine" not in (ck.get("meta") or {}):
             raise InputError("checkpoint written by an older trainer: resume needs a fresh run_dir",
@@ -331,7 +343,14 @@ class Trainer:
             if self.dist.is_main:
                 print(f"[train] weights from {init_from} (fresh optimiser and schedule)", file=sys.stderr)
         if ck is not None:
-            self.model.load_state_dict(ck["model"])
+            try:
+                self.model.load_state_dict(ck["model"])
+            except RuntimeError:
+                changed = _changed_keys(ck.get("config") or {}, self.cfg.to_dict(), ("model", "data"))
+                why = f" ({', '.join(changed)} changed)" if changed else ""
+                raise InputError(f"the config's model does not fit the run being resumed{why}: resume with the "
+                                 "config it was started with, or train into another run_dir",
+                                 path=str(self.last_path)) from None  # fmt: skip
             self.opt.load_state_dict(ck["optimizer"])
             self.st.update(ck["meta"]["engine"])
             self.loader_state = ck["rng_loader"]
@@ -344,8 +363,17 @@ class Trainer:
         if self.dist.is_main:
             purge = st["step"] + 1 if self.ck is not None else None
             self.log = RunLogger(self.run_dir, tensorboard=tcfg.tensorboard, purge_step=purge)
+            self.save_config()
         self.t_start = time.perf_counter()
         self.bar = progress_bar(self.total_steps or None, st["step"], "train", tcfg.progress and self.dist.is_main)
+
+    def save_config(self) -> None:
+        """The run's full config (defaults filled in) as ``config.yaml`` in ``run_dir``, readable without torch; every
+        checkpoint carries it too."""
+        import yaml
+
+        text = yaml.safe_dump(self.cfg.to_dict(), sort_keys=False)
+        atomic_write_text(self.run_dir / "config.yaml", text)
 
     def reopen_early_stopped(self) -> None:
         """A run that stopped for early stopping or its target trains no further on ``--resume``, unless the
@@ -593,3 +621,13 @@ class Trainer:
         if self.dist.is_main:
             atomic_write_text(self.run_dir / "summary.json", json.dumps(result, indent=2, default=str) + "\n")
         return result
+
+
+def _changed_keys(saved: dict[str, Any], now: dict[str, Any], sections: tuple[str, ...]) -> list[str]:
+    """The ``section.key`` settings whose value differs between a checkpoint's saved config and the current one."""
+    out = []
+    for sec in sections:
+        a, b = saved.get(sec) or {}, now.get(sec) or {}
+        if isinstance(a, dict) and isinstance(b, dict):
+            out += [f"{sec}.{k}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    return out

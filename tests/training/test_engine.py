@@ -243,3 +243,32 @@ def test_a_monitor_the_model_does_not_report_is_refused(tmp_path: Path) -> None:
         InputError, match=r"'los' is not a validation metric of this model; it reports loss \(did you mean 'loss'\?\)"
     ):
         train(_cfg(tmp_path, monitor="los"), task=ToyTask())
+
+
+class WideToyTask(ToyTask):
+    """The toy task with a wider hidden layer: a model the toy run's checkpoint does not fit."""
+
+    def build(self, cfg, device, ck, gen, dist_info) -> None:
+        super().build(cfg, device, ck, gen, dist_info)
+        self.model = torch.nn.Sequential(torch.nn.Linear(3, 16), torch.nn.Dropout(0.2), torch.nn.Linear(16, 1))
+
+
+def test_a_fresh_run_into_a_used_run_dir_is_refused_unless_overwrite(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    first = train(_cfg(run), task=ToyTask())
+    before = _weights(run)
+    with pytest.raises(InputError, match="already holds a run .*--resume.*train.overwrite"):
+        train(_cfg(run, lr=0.05), task=ToyTask())
+    assert all(torch.equal(before[k], v) for k, v in _weights(run).items())  # nothing replaced
+    again = train(_cfg(run, overwrite=True, lr=0.05), task=ToyTask())
+    assert again["step"] == first["step"]
+    steps = [json.loads(x)["step"] for x in (run / "metrics.jsonl").read_text().splitlines()]
+    assert steps == sorted(steps)  # one run's curve, not two appended
+    assert "lr: 0.05" in (run / "config.yaml").read_text()  # the run's config, readable beside its checkpoints
+
+
+def test_resuming_with_a_model_that_does_not_fit_names_the_mismatch(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    train(_cfg(run, epochs=1), task=ToyTask())
+    with pytest.raises(InputError, match="does not fit the run being resumed"):
+        train(_cfg(run, epochs=2), resume=True, task=WideToyTask())
