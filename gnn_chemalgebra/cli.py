@@ -100,8 +100,10 @@ def data_build(
         None, "--source", help="Folder with USPTO-MIT files (default: the bundled data/ folder)."
     ),
     seed: int = typer.Option(0, "--seed", help="Seed for splits and coefficient draws."),
-    workers: int = typer.Option(0, "--workers", help="Worker processes (0 = all cores)."),
-    limit: int = typer.Option(0, "--limit", help="Use only the first N reactions of each split (for tests)."),
+    workers: int = typer.Option(0, "--workers", min=0, help="Worker processes (0 = all cores)."),
+    limit: int = typer.Option(
+        0, "--limit", min=0, help="Use only the first N reactions of each split (for tests; 0 = all)."
+    ),
     strict: bool = typer.Option(False, "--strict", help="Fail on the first unreadable source reaction."),
     extra: bool = typer.Option(
         False,
@@ -121,7 +123,7 @@ def data_build(
 def data_formula_extra(
     built: Path = typer.Argument(..., help="A folder written by 'gnnca data build --extra'."),
     out: Path = typer.Option(..., "--out", help="Folder for the formula variants with the added training lines."),
-    workers: int = typer.Option(0, "--workers", help="Worker processes (0 = all cores)."),
+    workers: int = typer.Option(0, "--workers", min=0, help="Worker processes (0 = all cores)."),
     seed: int = typer.Option(0, "--seed", help="Seed for the added lines' coefficient draws."),
     leftover_labels: bool = typer.Option(
         False,
@@ -138,9 +140,16 @@ def data_formula_extra(
     Train on OUT like any built folder; the decoder keeps only leftovers the benchmark can write
     (decode.admissible_leftover)."""
     from .data.formula_extra import build_formula_extra
+    from .errors import InputError
 
     n = workers or os.cpu_count() or 1
     folder = _folder(built, "built")
+    if out.exists() and not out.is_dir():
+        raise InputError("--out is a file, not a folder", path=str(out))
+    if out.resolve() == folder.resolve():
+        raise InputError(
+            "--out must be another folder than the one read (its files are copied from there)", path=str(out)
+        )
     build_formula_extra(folder, out, workers=n, seed=seed, leftover_labels=leftover_labels, log=typer.echo)
 
 

@@ -449,6 +449,8 @@ def format_counts_table(counts: dict[str, dict[str, Any]]) -> str:
 def verify(out: str | Path) -> list[str]:
     """Re-check a built folder against its manifest; returns one message per mismatch (empty = all good)."""
     out = Path(out)
+    if out.is_file():
+        raise InputError("is a file, not a folder (give the folder that holds manifest.json)", path=str(out))
     if not out.is_dir():
         raise InputError("folder not found", path=str(out))
     mpath = out / "manifest.json"
@@ -456,9 +458,13 @@ def verify(out: str | Path) -> list[str]:
         raise InputError("no manifest.json in the folder", path=str(out))
     try:
         manifest = json.loads(mpath.read_text())
-        files = manifest["files"]
-    except (json.JSONDecodeError, KeyError) as err:
-        raise InputError(f"manifest is not valid: {err}", path=str(mpath)) from None
+    except json.JSONDecodeError as err:
+        raise InputError(f"not valid JSON ({err.msg}, line {err.lineno})", path=str(mpath)) from None
+    files = manifest.get("files") if isinstance(manifest, dict) else None
+    if not isinstance(files, dict) or not all(
+        isinstance(v, dict) and {"lines", "sha256"} <= set(v) for v in files.values()
+    ):
+        raise InputError("not a gnnca data build manifest (no 'files' map of lines and sha256)", path=str(mpath))
     problems = []
     for rel, info in files.items():
         p = out / rel

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import gzip
 import re
+import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -44,8 +45,18 @@ class RawReaction:
     target: str
 
 
-def _open_text(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
+def _read_lines(path: Path) -> list[str]:
+    """A source file's lines (``.gz`` read through gzip); a file that is not gzip or not UTF-8 is one error line."""
+    try:
+        if path.suffix == ".gz":
+            with gzip.open(path, "rt", encoding="utf-8") as fh:
+                return fh.read().splitlines()
+        return path.read_text(encoding="utf-8").splitlines()
+    except (gzip.BadGzipFile, EOFError, zlib.error):
+        why = "not a readable gzip file (a .gz name on other content, or cut short)"
+        raise InputError(why, path=str(path)) from None
+    except UnicodeDecodeError as e:
+        raise InputError(f"not UTF-8 text (byte {e.start})", path=str(path)) from None
 
 
 def find_source_file(folder: Path, stem: str) -> Path | None:
@@ -66,17 +77,14 @@ def read_split(source: Path, split: str, limit: int | None = None) -> list[RawRe
             path=str(source),
         )
     proc_path = find_source_file(source / "uspto_mit_mapped", f"{split}.txt.proc")
-    with _open_text(mapped_path) as fh:
-        mapped_lines = fh.read().splitlines()
-    with _open_text(tgt_path) as fh:
-        tgt_lines = fh.read().splitlines()
+    mapped_lines = _read_lines(mapped_path)
+    tgt_lines = _read_lines(tgt_path)
     proc_lines: list[str] | None = None
     if proc_path is not None:
-        with _open_text(proc_path) as fh:
-            proc_lines = fh.read().splitlines()
+        proc_lines = _read_lines(proc_path)
     if len(mapped_lines) != len(tgt_lines):
         raise InputError(
-            f"{mapped_path} has {len(mapped_lines)} lines but {tgt_path} has {len(tgt_lines)}",
+            f"{len(mapped_lines)} lines, but {tgt_path} has {len(tgt_lines)}: one target per reaction expected",
             path=str(mapped_path),
         )
     n = len(mapped_lines) if limit is None else min(limit, len(mapped_lines))

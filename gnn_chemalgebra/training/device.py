@@ -27,7 +27,8 @@ def select_device(requested: str = "auto") -> torch.device:
     device = torch.device(text)
     if device.type == "cuda":
         if not torch.cuda.is_available():
-            raise InputError(f"device {text!r}: CUDA is not available on this machine (use --device cpu)")
+            use = "--device cpu, or --set train.device=cpu for gnnca train"
+            raise InputError(f"device {text!r}: CUDA is not available on this machine (use cpu: {use})")
         if device.index is not None and device.index >= torch.cuda.device_count():
             raise InputError(f"device {text!r}: this machine has {torch.cuda.device_count()} CUDA device(s)")
     return device
