@@ -550,8 +550,14 @@ class Trainer:
         if improved:
             self.save(self.best_path)
         self.save(self.last_path)
+        figures = {k: round(v, 3) for k, v in val.items() if isinstance(v, float)}
         if self.bar is not None:
-            self.bar.set_postfix({k: round(v, 3) for k, v in val.items() if isinstance(v, float)})
+            self.bar.set_postfix(figures)
+        elif self.tcfg.progress:  # no terminal (output sent to a file): one line per validation instead of a bar
+            total = f"/{self.total_steps}" if self.total_steps else ""
+            shown = " ".join(f"{k}={v}" for k, v in figures.items())
+            mark = " (best)" if improved else ""
+            print(f"[train] step {rec['step']}{total} epoch {rec['epoch']}: {shown}{mark}", file=sys.stderr, flush=True)
 
     def epoch_trained(self) -> int:
         """The last epoch trained, in part or whole."""

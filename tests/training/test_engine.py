@@ -272,3 +272,12 @@ def test_resuming_with_a_model_that_does_not_fit_names_the_mismatch(tmp_path: Pa
     train(_cfg(run, epochs=1), task=ToyTask())
     with pytest.raises(InputError, match="does not fit the run being resumed"):
         train(_cfg(run, epochs=2), resume=True, task=WideToyTask())
+
+
+def test_without_a_terminal_each_validation_is_one_stderr_line(tmp_path: Path, capsys) -> None:
+    train(_cfg(tmp_path / "run", progress=True), task=ToyTask())
+    lines = [x for x in capsys.readouterr().err.splitlines() if x.startswith("[train] step ")]
+    assert len(lines) == len((tmp_path / "run" / "metrics.jsonl").read_text().splitlines()) // 2  # train + val rows
+    assert lines[0].startswith("[train] step 3/15 epoch 0: loss=") and lines[0].endswith("(best)")
+    train(_cfg(tmp_path / "quiet", progress=False), task=ToyTask())
+    assert "[train] step" not in capsys.readouterr().err
