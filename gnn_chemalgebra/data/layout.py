@@ -73,8 +73,19 @@ def variant_props(name: str) -> dict[str, object]:
     return {"repr": "formula" if r == "F" else "smiles", "type": int(t[1]), "x": int(x[1])}
 
 
-def split_files(out: Path, variant: str, split: str) -> tuple[Path, Path, Path]:
+def variant_dir(out: Path, variant: str) -> Path:
+    """The folder of ``variant`` under ``out``. Variants are named short (``F_T1_x1``) in some places and long
+    (``ChemAlgebra_F_T1_x1``, the folder's name) in others: either finds the folder that exists."""
     d = Path(out) / variant
+    if not d.is_dir():
+        other = variant_short(variant) if variant.startswith("ChemAlgebra_") else f"ChemAlgebra_{variant}"
+        if (Path(out) / other).is_dir():
+            return Path(out) / other
+    return d
+
+
+def split_files(out: Path, variant: str, split: str) -> tuple[Path, Path, Path]:
+    d = variant_dir(out, variant)
     return d / f"src-{split}.txt", d / f"tgt-{split}.txt", d / f"meta-{split}.jsonl"
 
 
