@@ -73,6 +73,9 @@ def _command(ctx: typer.Context) -> str:
     return " ".join(parts)
 
 
+VARIANT_HELP = "Variant folder (short or long name, e.g. F_T1_x1)."
+
+
 def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> typer.Typer:
     """The sub-app; ``wrap`` turns the project's errors into the CLI's one-line messages."""
     bench = typer.Typer(help="The benchmark: stages, records, tables, plot, bundled models.", no_args_is_help=True)
@@ -203,7 +206,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         train_first: bool = typer.Option(False, "--train", help="Train even if the checkpoint exists."),
         split: str = typer.Option("test", "--split", help="USPTO-BAL split."),
         limit: int = typer.Option(2000, "--limit", help="First N reactions (0 = all)."),
-        beam: int = typer.Option(5, "--beam"),
+        beam: int = typer.Option(5, "--beam", help="Edit-model beam: candidates per reaction (top-5 needs 5)."),
         out: Path = typer.Option(Path("results/edits.json"), "--out", help="Report (JSON)."),
     ) -> None:
         """The bond-edit model on USPTO-BAL reactions: main products top-1/top-5, validity, balance, speed."""
@@ -224,13 +227,13 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
     def speed(
         ctx: typer.Context,
         built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder."),
-        variant: str = typer.Option("ChemAlgebra_F_T1_x1", "--variant"),
+        variant: str = typer.Option("ChemAlgebra_F_T1_x1", "--variant", help=VARIANT_HELP),
         train_lines: int = typer.Option(2000, "--train-lines", help="Lines of the one-epoch training runs."),
         predict_lines: int = typer.Option(300, "--predict-lines", help="test_in lines predicted."),
         repeats: int = typer.Option(3, "--repeats", help="Interleaved repeats (medians reported)."),
-        threads: int = typer.Option(1, "--threads"),
-        gnn_config: str = typer.Option("configs/gnn_cpu.yaml", "--gnn-config"),
-        tf_config: str = typer.Option("configs/transformer_cpu.yaml", "--tf-config"),
+        threads: int = typer.Option(1, "--threads", help="CPU threads of each timed run (the same for both models)."),
+        gnn_config: str = typer.Option("configs/gnn_cpu.yaml", "--gnn-config", help="GNN preset timed."),
+        tf_config: str = typer.Option("configs/transformer_cpu.yaml", "--tf-config", help="Transformer preset timed."),
         gnn_checkpoint: Path = typer.Option(None, "--gnn-checkpoint", help="Trained GNN to time prediction with."),
         tf_checkpoint: Path = typer.Option(None, "--tf-checkpoint", help="Trained Transformer to time prediction."),
         json_out: Path = typer.Option(None, "--json", help="Also write the measurements here."),
@@ -249,10 +252,10 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
     @wrap
     def gpu(
         built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder."),
-        variant: str = typer.Option("ChemAlgebra_F_T1_x5", "--variant"),
+        variant: str = typer.Option("ChemAlgebra_F_T1_x5", "--variant", help=VARIANT_HELP),
         config: str = typer.Option("configs/gnn_cpu.yaml", "--config", help="GNN preset."),
         lines: int = typer.Option(20000, "--lines", help="First N training lines."),
-        epochs: int = typer.Option(2, "--epochs"),
+        epochs: int = typer.Option(2, "--epochs", help="Training epochs of each run (fp32, bf16, CPU)."),
         tol: float = typer.Option(0.05, "--tol", help="Relative tolerance, bf16 vs fp32 final loss."),
         json_out: Path = typer.Option(None, "--json", help="Also write the rows here."),
     ) -> None:
@@ -268,7 +271,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
     @wrap
     def memory(
         built: Path = typer.Option(Path("built/full"), "--built", help="Built data folder (training points)."),
-        variant: str = typer.Option("ChemAlgebra_F_T1_x5", "--variant"),
+        variant: str = typer.Option("ChemAlgebra_F_T1_x5", "--variant", help=VARIANT_HELP),
         build_limits: str = typer.Option(
             "1000,3000,6000", "--build-limits", help="Reactions per MIT split ('' = none)."
         ),
