@@ -263,8 +263,16 @@ def load_typed_config(path: str | Path, overrides: Iterable[str] = ()) -> Config
     except UnicodeDecodeError:
         raise InputError("config is not a UTF-8 text file", path=str(path)) from None
     except yaml.YAMLError as err:
-        reason = " ".join(str(err).split())
-        raise InputError(f"invalid YAML: {reason}", path=str(path)) from None
+        mark = getattr(err, "problem_mark", None)
+        problem = getattr(err, "problem", None)
+        if mark is None or not problem:
+            raise InputError(f"invalid YAML: {' '.join(str(err).split())}", path=str(path)) from None
+        context, opened = getattr(err, "context", None), getattr(err, "context_mark", None)
+        if context and opened is not None and opened.line != mark.line:
+            context = f"{context} opened at line {opened.line + 1}"
+        why = f"{context}: {problem}" if context else problem
+        why = f"invalid YAML (column {mark.column + 1}): {why}"
+        raise InputError(why, path=str(path), line=mark.line + 1) from None
     if not isinstance(raw, dict):
         raise InputError("config must be a mapping at top level", path=str(path))
     cfg = parse_config(raw, source=str(path))  # errors in the file itself are reported against the file

@@ -188,4 +188,7 @@ def test_unreadable_config_files_are_one_line(tmp_path: Path) -> None:
         res = CliRunner().invoke(app, ["train", "--config", str(path)])
         lines = res.output.strip().splitlines()
         assert res.exit_code == 2 and len(lines) == 1, res.output
-        assert lines[0].startswith(f"gnnca: error: {path}: ") and reason in lines[0]
+        assert lines[0].startswith(f"gnnca: error: {path}") and reason in lines[0]
+    res = CliRunner().invoke(app, ["train", "--config", str(bad)])  # located, without the parser's stream name
+    assert f"{bad}:4: invalid YAML (column 1): while parsing a flow sequence opened at line 2" in res.output
+    assert "<unicode string>" not in res.output

@@ -4,6 +4,7 @@ exit code 2, no traceback, through the real command line."""
 from __future__ import annotations
 
 import pickle
+import re
 from pathlib import Path
 
 import pytest
@@ -25,7 +26,7 @@ def _one_error_line(result, path: Path | str, reason: str) -> None:  # type: ign
     assert "Traceback" not in result.output
     lines = [ln for ln in result.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith(f"gnnca: error: {path}: "), lines[0]
+    assert re.match(re.escape(f"gnnca: error: {path}") + r"(:\d+)?: ", lines[0]), lines[0]  # the line when known
     assert reason in lines[0], lines[0]
 
 
