@@ -79,7 +79,8 @@ def read_split(root: Path, variant: str, split: str) -> list[Line]:
     metas = meta_p.read_text().splitlines()
     if not (len(srcs) == len(tgts) == len(metas)):
         raise InputError(
-            f"line counts differ: src {len(srcs)}, tgt {len(tgts)}, meta {len(metas)}", path=str(src_p.parent)
+            f"line counts differ: {src_p.name} {len(srcs):,}, {tgt_p.name} {len(tgts):,}, {meta_p.name} {len(metas):,}",
+            path=str(src_p.parent),
         )
     out = []
     for i, (s, t, m) in enumerate(zip(srcs, tgts, metas, strict=True), start=1):
