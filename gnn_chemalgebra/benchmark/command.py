@@ -99,7 +99,9 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         limit_test: int = typer.Option(0, "--limit-test", help="Score the first N lines of each test set (0 = all)."),
         limit_test_smiles: int = typer.Option(2000, "--limit-test-smiles", help="SMILES: first N test lines."),
         naive_limit: int = typer.Option(3000, "--naive-limit", help="Ablation: first N test lines (0 = all)."),
-        edit_checkpoint: str = typer.Option("", "--edit-checkpoint", help="SMILES: the bond-edit model to pair."),
+        edit_checkpoint: str = typer.Option(
+            "", "--edit-checkpoint", help="SMILES: the bond-edit model to pair (default: the bundled edit_default.pt)."
+        ),
         val_limit_smiles: int = typer.Option(500, "--val-limit-smiles", help="SMILES: validation lines."),
         beam_smiles: int = typer.Option(5, "--beam-smiles", help="SMILES: hypotheses kept (main top-k)."),
         t1_cross_from_std: bool = typer.Option(
@@ -117,7 +119,8 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
             "",
             "--tf-tokenizer",
             "--tokenizer",
-            help="Transformer coefficients: paper ({k} one token) or digit ({, digits, }; records transformer_digit).",
+            help="Transformer coefficients: paper ({k} one token) or digit ({, digits, }; records transformer_digit); "
+            "default: the preset's model.tokenizer.",
         ),
         tf_model: str = typer.Option("transformer", "--tf-model", help="Record model name, e.g. transformer_digit."),
         tf_runs: Path = typer.Option(Path("runs"), "--tf-runs", help="Parent of the Transformer run folders."),
