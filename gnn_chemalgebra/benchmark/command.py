@@ -100,7 +100,10 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         limit_test_smiles: int = typer.Option(2000, "--limit-test-smiles", help="SMILES: first N test lines."),
         naive_limit: int = typer.Option(3000, "--naive-limit", help="Ablation: first N test lines (0 = all)."),
         edit_checkpoint: str = typer.Option(
-            "", "--edit-checkpoint", help="SMILES: the bond-edit model to pair (default: the bundled edit_default.pt)."
+            "",
+            "--edit-checkpoint",
+            help="SMILES: the bond-edit model paired in validation (default: none, no product graphs there; the "
+            "test predictions use the bundled edit_default.pt).",
         ),
         val_limit_smiles: int = typer.Option(500, "--val-limit-smiles", help="SMILES: validation lines."),
         beam_smiles: int = typer.Option(5, "--beam-smiles", help="SMILES: hypotheses kept (main top-k)."),
