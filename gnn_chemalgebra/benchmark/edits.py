@@ -126,6 +126,8 @@ def edit_benchmark(
     from ..training.run import train
 
     ck = checkpoint or Path(cfg.get("run_dir", "runs/edits")) / "best.pt"
+    if train_first and not resume:  # --train: a fresh run replaces the one in run_dir
+        cfg = {**cfg, "train": {**cfg.get("train", {}), "overwrite": True}}
     trained = train(cfg, resume=resume) if (train_first or resume or not ck.exists()) else None
     records = load_records(reaction_file(cfg["data"]["dir"], split), limit)
     metrics = evaluate_edit_model(EditPredictor.from_checkpoint(ck), records, beam, batch_size)

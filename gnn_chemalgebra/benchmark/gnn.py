@@ -140,6 +140,7 @@ def ensure_trained(opts: GnnOptions, variant: str, model: str, task: str, log: C
         log(f"  {run_dir}: {n_stale} prediction files of the earlier model removed")
     cfg = run_config(opts, variant, model, task, run_dir)
     resume = opts.resume and (run_dir / "last.pt").exists()
+    cfg["train"]["overwrite"] = not resume  # a fresh run here replaces what the folder holds (--no-resume, a stale run)
     log(f"train {variant_short(variant)} {model} {task} ({'resume' if resume else 'fresh'}) -> {run_dir}")
     t0 = time.perf_counter()
     summary = train(cfg, resume=resume, validator=predictor_validator)

@@ -212,3 +212,18 @@ def test_a_larger_gnn_budget_continues_the_run_and_refreshes_the_shared_cross_mo
     assert {r["train_steps"] for r in rows} == {10} and {r["stop_reason"] for r in rows} == {"max_steps"}
     again = CliRunner().invoke(app, [*_args(root, "--stages", "gnn", "--variants", "F_T1_x1"), "--steps", "10"])
     assert again.exit_code == 0 and "train " not in again.output  # now up to date: nothing to do
+
+
+def test_no_resume_trains_again_into_the_used_run_folder(bench, tmp_path):
+    """--no-resume redoes a stage from scratch: the trainer's refusal to reuse a run folder is lifted for it."""
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(bench[0], root)
+    res = CliRunner().invoke(app, [*_args(root, "--stages", "gnn", "--variants", "F_T1_x1", "--tasks", "std"),
+                                   "--no-resume"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "train F_T1_x1 gnn std (fresh)" in res.output
+    metrics = root / "runs" / "bench" / "F_T1_x1" / "gnn_std" / "metrics.jsonl"
+    steps = [json.loads(x)["step"] for x in metrics.read_text().splitlines()]
+    assert steps == sorted(steps)  # one run's curve
