@@ -75,12 +75,11 @@ def variant_props(name: str) -> dict[str, object]:
 
 def variant_dir(out: Path, variant: str) -> Path:
     """The folder of ``variant`` under ``out``. Variants are named short (``F_T1_x1``) in some places and long
-    (``ChemAlgebra_F_T1_x1``, the folder's name) in others: either finds the folder that exists."""
+    (``ChemAlgebra_F_T1_x1``, the folder's name) in others: a short name finds the long-named folder. A long name
+    is taken as given, so the builders, which write long names, never write into another folder."""
     d = Path(out) / variant
-    if not d.is_dir():
-        other = variant_short(variant) if variant.startswith("ChemAlgebra_") else f"ChemAlgebra_{variant}"
-        if (Path(out) / other).is_dir():
-            return Path(out) / other
+    if not variant.startswith("ChemAlgebra_") and not d.is_dir() and (Path(out) / f"ChemAlgebra_{variant}").is_dir():
+        return Path(out) / f"ChemAlgebra_{variant}"
     return d
 
 

@@ -19,3 +19,5 @@ def test_short_and_long_names_find_the_same_folder(tmp_path: Path) -> None:
     assert split_files(tmp_path, "F_T1_x1", "valid")[0] == long / "src-valid.txt"
     assert len(load_examples(tmp_path, "F_T1_x1", "train")) == 5
     assert variant_dir(tmp_path, "S_T1_x1") == tmp_path / "S_T1_x1"  # neither exists: the name as given
+    (tmp_path / "S_T2_x1").mkdir()  # a stray short-named folder: a long name (what the builders write) ignores it
+    assert variant_dir(tmp_path, "ChemAlgebra_S_T2_x1") == tmp_path / "ChemAlgebra_S_T2_x1"
