@@ -265,6 +265,12 @@ def load_typed_config(path: str | Path, overrides: Iterable[str] = ()) -> Config
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         problem = getattr(err, "problem", None)
+        if isinstance(err, yaml.reader.ReaderError):  # a character YAML does not allow: locate it by position
+            text = path.read_text(encoding="utf-8")
+            line = text.count("\n", 0, err.position) + 1
+            code = err.character if isinstance(err.character, int) else ord(err.character)
+            why = f"invalid YAML: a control character (code point {code:#x}) is not allowed"
+            raise InputError(why, path=str(path), line=line) from None
         if mark is None or not problem:
             raise InputError(f"invalid YAML: {' '.join(str(err).split())}", path=str(path)) from None
         context, opened = getattr(err, "context", None), getattr(err, "context_mark", None)

@@ -192,3 +192,7 @@ def test_unreadable_config_files_are_one_line(tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["train", "--config", str(bad)])  # located, without the parser's stream name
     assert f"{bad}:4: invalid YAML (column 1): while parsing a flow sequence opened at line 2" in res.output
     assert "<unicode string>" not in res.output
+    control = tmp_path / "control.yaml"
+    control.write_text("train:\n  lr: 1\n  x: \x07\n")
+    res = CliRunner().invoke(app, ["train", "--config", str(control)])
+    assert res.exit_code == 2 and f"{control}:3: invalid YAML: a control character" in res.output

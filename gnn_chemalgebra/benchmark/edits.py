@@ -126,7 +126,7 @@ def edit_benchmark(
     from ..training.run import train
 
     ck = checkpoint or Path(cfg.get("run_dir", "runs/edits")) / "best.pt"
-    if train_first and not resume:  # --train: a fresh run replaces the one in run_dir
+    if not resume:  # a fresh run (--train, or no best.pt yet) replaces whatever run_dir holds
         cfg = {**cfg, "train": {**cfg.get("train", {}), "overwrite": True}}
     trained = train(cfg, resume=resume) if (train_first or resume or not ck.exists()) else None
     records = load_records(reaction_file(cfg["data"]["dir"], split), limit)

@@ -103,6 +103,7 @@ def train_run(
     done = read_marker(run_dir) if opts.resume else None
     if not finished(done, steps):
         resume = opts.resume and (run_dir / "last.pt").exists()
+        cfg["train"]["overwrite"] = not resume  # a fresh run here replaces what the folder holds (--no-resume)
         how = "resume" if resume else "fresh"
         log(f"train {opts.model_name} {variant_short(variant)} {task} to {steps} steps ({how})")
         before = float((read_marker(run_dir) or {}).get("wall_s", 0.0)) if resume else 0.0

@@ -457,7 +457,9 @@ def verify(out: str | Path) -> list[str]:
     if not mpath.exists():
         raise InputError("no manifest.json in the folder", path=str(out))
     try:
-        manifest = json.loads(mpath.read_text())
+        manifest = json.loads(mpath.read_text(encoding="utf-8"))
+    except UnicodeDecodeError:
+        raise InputError("not UTF-8 text", path=str(mpath)) from None
     except json.JSONDecodeError as err:
         raise InputError(f"not valid JSON ({err.msg}, line {err.lineno})", path=str(mpath)) from None
     files = manifest.get("files") if isinstance(manifest, dict) else None
@@ -479,7 +481,10 @@ def verify(out: str | Path) -> list[str]:
     if "extra" in manifest:
         from .extra import check_counts
 
-        problems.extend(check_counts(manifest["extra"]))
+        try:
+            problems.extend(check_counts(manifest["extra"]))
+        except (AttributeError, KeyError, TypeError):
+            problems.append("manifest extra: not the counts gnnca data build --extra writes")
     listed = set(files)
     for p in _built_files(out):
         rel = p.relative_to(out).as_posix()

@@ -42,6 +42,7 @@ from .logging import NullLogger, RunLogger, progress_bar
 
 Metrics = dict[str, float]
 ValidatorFactory = Callable[["Task"], Callable[[], Metrics]]
+RUN_FILES = ("last.pt", "best.pt", "metrics.jsonl", "summary.json")  # what a run leaves in run_dir (and tb/)
 FINISHED = ("early_stopping", "target")  # a run that stopped for these trains no further on --resume
 
 
@@ -256,6 +257,7 @@ class Trainer:
         self.history: list[dict[str, Any]] = []
         self.sums: dict[str, float] = {}  # loss sums since the last validation, weighted by reactions
         self.window_n, self.window_t = 0, 0.0  # reactions and seconds since the last validation
+        self.replaces = False  # a fresh run replacing the one in run_dir (train.overwrite)
         self.finished = False  # early stopping or the target ended the run: no final validation, no --resume
         self.stops = StopRequests()
 
@@ -297,16 +299,13 @@ class Trainer:
     def resume_checkpoint(self, resume: bool) -> dict[str, Any] | None:
         """``last.pt`` when resuming and it exists (else None: a fresh run). A fresh run into a ``run_dir`` that
         holds one already is refused unless ``train.overwrite``: its checkpoints and curves would be replaced."""
-        held = [p.name for p in (self.last_path, self.best_path) if p.exists()]
-        if not resume and held and not self.tcfg.overwrite:
-            raise InputError(f"run_dir already holds a run ({', '.join(held)}): pass --resume to continue it, "
-                             "--set train.overwrite=true to start it again, or another run_dir",
+        held = [n for n in RUN_FILES if (self.run_dir / n).exists()] if self.dist.is_main else []
+        # rank 0 decides (the ranks may see different file systems), so no rank is left waiting in a collective
+        if distributed.broadcast_flag(bool(held) and not resume and not self.tcfg.overwrite, self.dist):
+            raise InputError(f"run_dir already holds a run ({', '.join(held) or 'on rank 0'}): pass --resume to "
+                             "continue it, --set train.overwrite=true to start it again, or another run_dir",
                              path=str(self.run_dir))  # fmt: skip
-        if not resume and held and self.dist.is_main:
-            for name in ("last.pt", "best.pt", "metrics.jsonl", "summary.json"):
-                (self.run_dir / name).unlink(missing_ok=True)
-            shutil.rmtree(self.run_dir / "tb", ignore_errors=True)  # the old run's TensorBoard curves
-            print(f"[train] train.overwrite: the run in {self.run_dir} is started again", file=sys.stderr)
+        self.replaces = bool(held) and not resume  # removed in start_logging, once data and model have loaded
         ck = load_checkpoint(self.last_path) if resume and self.last_path.exists() else None
         if ck is not None and "engine" not in (ck.get("meta") or {}):
             raise InputError("checkpoint written by an older trainer: resume needs a fresh run_dir",
@@ -361,6 +360,11 @@ class Trainer:
         self.total_steps = tcfg.max_steps or tcfg.epochs * max(self.task.steps_per_epoch(), 1)
         self.log: RunLogger | NullLogger = NullLogger()
         if self.dist.is_main:
+            if self.replaces:  # train.overwrite: only now that the new run has loaded is the old one removed
+                for name in RUN_FILES:
+                    (self.run_dir / name).unlink(missing_ok=True)
+                shutil.rmtree(self.run_dir / "tb", ignore_errors=True)  # the old run's TensorBoard curves
+                print(f"[train] train.overwrite: the run in {self.run_dir} is started again", file=sys.stderr)
             purge = st["step"] + 1 if self.ck is not None else None
             self.log = RunLogger(self.run_dir, tensorboard=tcfg.tensorboard, purge_step=purge)
             self.save_config()
@@ -372,7 +376,9 @@ class Trainer:
         checkpoint carries it too."""
         import yaml
 
-        text = yaml.safe_dump(self.cfg.to_dict(), sort_keys=False)
+        cfg = self.cfg.to_dict()
+        cfg["train"]["overwrite"] = False  # training with this file again must not silently replace this run
+        text = yaml.safe_dump(cfg, sort_keys=False)
         atomic_write_text(self.run_dir / "config.yaml", text)
 
     def reopen_early_stopped(self) -> None:

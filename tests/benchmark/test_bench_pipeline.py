@@ -227,3 +227,14 @@ def test_no_resume_trains_again_into_the_used_run_folder(bench, tmp_path):
     metrics = root / "runs" / "bench" / "F_T1_x1" / "gnn_std" / "metrics.jsonl"
     steps = [json.loads(x)["step"] for x in metrics.read_text().splitlines()]
     assert steps == sorted(steps)  # one run's curve
+
+
+def test_no_resume_trains_the_transformer_again_too(bench, tmp_path):
+    import shutil
+
+    root = tmp_path / "copy"
+    shutil.copytree(bench[0], root)
+    res = CliRunner().invoke(app, [*_args(root, "--stages", "transformer", "--variants", "F_T1_x1", "--tasks", "std"),
+                                   "--no-resume"])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    assert "(fresh)" in res.output

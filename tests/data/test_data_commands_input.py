@@ -18,9 +18,9 @@ def _run(*args: str) -> tuple[int, str]:
     return res.exit_code, res.output
 
 
-@pytest.mark.parametrize("manifest", ["[]", '{"files": 3}', '{"files": {"a.txt": 1}}', "{oops"])
-def test_verify_refuses_a_manifest_of_the_wrong_shape(tmp_path: Path, manifest: str) -> None:
-    (tmp_path / "manifest.json").write_text(manifest)
+@pytest.mark.parametrize("manifest", [b"[]", b'{"files": 3}', b'{"files": {"a.txt": 1}}', b"{oops", b"\xff\xfe"])
+def test_verify_refuses_a_manifest_of_the_wrong_shape(tmp_path: Path, manifest: bytes) -> None:
+    (tmp_path / "manifest.json").write_bytes(manifest)
     code, out = _run("data", "verify", str(tmp_path))
     assert code == 2 and "manifest.json: " in out and "Traceback" not in out
     assert len(out.strip().splitlines()) == 1
@@ -56,3 +56,9 @@ def test_formula_extra_refuses_writing_into_the_folder_it_reads(tmp_path: Path) 
     (tmp_path / "afile").write_text("x")
     code, out = _run("data", "formula-extra", str(tmp_path), "--out", str(tmp_path / "afile"))
     assert code == 2 and "--out is a file, not a folder" in out
+
+
+def test_verify_reports_extra_counts_of_the_wrong_shape(tmp_path: Path) -> None:
+    (tmp_path / "manifest.json").write_text('{"files": {}, "extra": 5}')
+    code, out = _run("data", "verify", str(tmp_path))
+    assert code == 1 and "manifest extra: not the counts" in out and "Traceback" not in out

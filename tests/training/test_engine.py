@@ -281,3 +281,20 @@ def test_without_a_terminal_each_validation_is_one_stderr_line(tmp_path: Path, c
     assert lines[0].startswith("[train] step 3/15 epoch 0: loss=") and lines[0].endswith("(best)")
     train(_cfg(tmp_path / "quiet", progress=False), task=ToyTask())
     assert "[train] step" not in capsys.readouterr().err
+
+
+class BrokenToyTask(ToyTask):
+    """The toy task whose data cannot be loaded: a fresh run that fails before its first step."""
+
+    def build(self, cfg, device, ck, gen, dist_info) -> None:
+        raise InputError("no data", path="toy")
+
+
+def test_overwrite_removes_the_old_run_only_once_the_new_one_has_loaded(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    train(_cfg(run), task=ToyTask())
+    before = {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != "config.yaml"}
+    with pytest.raises(InputError, match="no data"):
+        train(_cfg(run, overwrite=True), task=BrokenToyTask())
+    assert {p.name: p.read_bytes() for p in run.iterdir() if p.is_file() and p.name != "config.yaml"} == before
+    assert "overwrite: false" in (run / "config.yaml").read_text()  # the saved config never replaces a run again
