@@ -19,12 +19,15 @@ TRAINING = [
 ]
 
 
-def rec(consumed: list[str], written: list[str], main: str) -> dict:
+def rec(consumed: list[str], written: list[str], main: str, spectators: tuple[str, ...] = ()) -> dict:
     return {
-        "molecules": [{"mol": m, "nu": -1} for m in consumed],
+        "molecules": [{"mol": m, "nu": -1} for m in consumed] + [{"mol": m, "nu": 0} for m in spectators],
         "new_products": written,
         "main_product": main,
     }
+
+
+REDUCTION = "a reduction (writes the oxygen atom [O]) with no reducing agent in the bag"
 
 
 def test_the_main_product_has_the_most_atoms_and_the_rest_are_by_products() -> None:
@@ -44,8 +47,10 @@ def test_counts_of_by_products_and_rings() -> None:
 def test_a_by_product_few_training_reactions_wrote_is_noted_and_a_common_one_is_not() -> None:
     t = TrainingOutcomes.from_reactions(TRAINING[:2] * 5 + TRAINING[2:], "smiles")
     assert t.byproducts == {"Cl": 5, "O": 1, "[O]": 5}
-    # the oxygen atom of a reductive amination: written by 5 training reactions, so no note (open shell or not)
-    assert t.notes(rec(["O=Cc1ccccc1", "CN"], ["CNCc1ccccc1", "[O]"], "CNCc1ccccc1")) == []
+    # the oxygen atom of a reductive amination: written by 5 training reactions, so no by-product note (open shell
+    # or not); with a borohydride in the bag nothing is noted at all
+    amination = rec(["O=Cc1ccccc1", "CN"], ["CNCc1ccccc1", "[O]"], "CNCc1ccccc1", ("[BH4-]", "[Na+]"))
+    assert t.notes(amination) == []
     notes = t.notes(rec(["C1CO1", "NCc1ccccc1"], ["O", "c1ccc(CN2CC2)cc1"], "c1ccc(CN2CC2)cc1"))
     assert notes[0] == "by-product(s) fewer than 5 training reactions wrote: O (1)"
     selenium = t.notes(rec(["CN"], ["[Se]", "CN"], "CN"))
@@ -75,8 +80,32 @@ def test_nothing_to_compare_with_gives_no_notes_and_json_round_trips(tmp_path: P
     meta = tmp_path / "meta-train.jsonl"
     meta.write_text("".join(json.dumps({"nu": [list(p) for p in r]}) + "\n" for r in TRAINING))
     t = TrainingOutcomes.from_meta([meta], "smiles")
-    assert t == TrainingOutcomes.from_reactions(TRAINING, "smiles")
+    assert t == TrainingOutcomes.from_reactions(TRAINING, "smiles", [[], [], []])
+    assert t.unreduced == 1  # the reductive amination, whose meta line names no bag
     assert TrainingOutcomes.from_json(json.loads(json.dumps(t.to_json()))) == t
+    # a sidecar written before the reductions were counted reads back without the count
+    old = {k: v for k, v in t.to_json().items() if k != "unreduced"}
+    assert TrainingOutcomes.from_json(old).unreduced is None
+
+
+def test_a_reduction_with_no_reducing_agent_in_the_bag_is_noted() -> None:
+    bags = [["CC(=O)Cl", "NCc1ccccc1"], ["O=Cc1ccccc1", "CN", "[BH4-]", "[Na+]"], ["C=Cc1ccccc1", "OO"]]
+    bags += [["O=Cc1ccccc1", "CN", "CO"]]  # the same amination, its reductant left out of the record
+    t = TrainingOutcomes.from_reactions(TRAINING + TRAINING[1:2], "smiles", bags)
+    assert t.unreduced == 1
+    t.min_byproduct = 1  # the oxygen atom is a common by-product: only the reduction is noted
+    imine = rec(["O=Cc1ccccc1", "CN"], ["CNCc1ccccc1", "[O]"], "CNCc1ccccc1")
+    assert t.notes(imine) == [f"{REDUCTION}; training records without one write it (1 of 4)"]
+    for reductant in ("[H][H]", "CC[SiH](CC)CC", "[Fe]", "Cl[Sn]Cl", "O=CO"):
+        assert t.notes(rec(["O=Cc1ccccc1", "CN"], ["CNCc1ccccc1", "[O]"], "CNCc1ccccc1", (reductant,))) == []
+    # a line that removes no oxygen needs no reductant
+    assert t.notes(rec(["CC(=O)Cl", "NCc1ccccc1"], ["CC(=O)NCc1ccccc1", "Cl"], "CC(=O)NCc1ccccc1")) == []
+    # formulas: the oxygen atom is O (water is H2O); boron with hydrogen counts as a reductant
+    f = TrainingOutcomes("formula", reactions=10, byproducts={"O": 10, "H2O": 10})
+    boc = rec(["C10H18O5", "C7H9N"], ["O", "C17H27NO4"], "C17H27NO4")
+    assert f.notes(boc) == ["a reduction (writes the oxygen atom O) with no reducing agent in the bag"]
+    assert f.notes(rec(["C10H18O5", "C7H9N"], ["O", "C17H27NO4"], "C17H27NO4", ("H4B-", "Na+"))) == []
+    assert f.notes(rec(["C7H6O", "CH5N"], ["H2O", "C8H9N"], "C8H9N")) == []
 
 
 def test_the_bundled_smiles_sidecar_flags_water_and_not_the_oxygen_atom() -> None:
@@ -92,5 +121,6 @@ def test_the_bundled_smiles_sidecar_flags_water_and_not_the_oxygen_atom() -> Non
     notes = t.notes(epoxide)
     assert notes[0].startswith("by-product(s) fewer than 5 training reactions wrote: O (") and "CCN (8 of" in notes[1]
     # the textbook imine as the model writes it (a reductive amination's amine and an oxygen atom): training
-    # reactions write exactly that, so nothing is noted
-    assert t.notes(rec(["O=Cc1ccccc1", "CN"], ["CNCc1ccccc1", "[O]"], "CNCc1ccccc1")) == []
+    # reactions write that by-product, but nothing in this bag can reduce
+    notes = t.notes(rec(["O=Cc1ccccc1", "CN"], ["CNCc1ccccc1", "[O]"], "CNCc1ccccc1"))
+    assert len(notes) == 1 and notes[0].startswith(REDUCTION)
