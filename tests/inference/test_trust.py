@@ -270,7 +270,10 @@ def test_what_a_line_writes_is_checked_against_the_training_reactions(tmp_path: 
     line.update(new_products=["CC(=O)NCc1ccccc1", "[O]"], main_product="CC(=O)NCc1ccccc1")
     sim, ok, notes = idx.check(line)
     assert sim == pytest.approx(1.0) and not ok
-    assert notes == ["by-product(s) fewer than 5 training reactions wrote: [O] (0)"]
+    assert notes == [
+        "by-product(s) fewer than 5 training reactions wrote: [O] (0)",
+        "a reduction (writes the oxygen atom [O]) with no reducing agent in the bag",
+    ]
     assert idx.check({**line, "new_products": ["CC(=O)NCc1ccccc1", "Cl"]})[1]
     # stored in the sidecar and read back; a sidecar written before the table existed checks nothing of it
     ckpt = tmp_path / "model.pt"
