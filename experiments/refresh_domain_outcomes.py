@@ -1,4 +1,5 @@
-"""Recount a trust sidecar's training outcomes and its validation in-domain share, keeping its calibration.
+"""Recount the training-reaction outcomes and the validation in-domain share held in a trust sidecar after an
+in-domain check is added, keeping the fitted calibration and the fingerprint index as they are.
 
 The in-domain checks on what a line writes (``gnn_chemalgebra/inference/outcomes.py``) read counts taken from the
 training reactions (``domain.outcomes`` in ``<checkpoint>.trust.json``). When a check is added, those counts must

@@ -35,10 +35,11 @@ def test_one_model_rerun_keeps_the_other_models_rows(experiment, tmp_path, monke
         return [{"reaction": "r", "repr": repr, "right": right, "confidence": 0.9, "in_domain": True,
                  "nearest_training_similarity": 0.5, "flagged": False}]  # fmt: skip
 
-    monkeypatch.setattr(t, "run", lambda repr: fake(repr, True))
-    assert t.main(["--out", str(out)]) == 0
-    monkeypatch.setattr(t, "run", lambda repr: fake(repr, False) if repr == "smiles" else pytest.fail(repr))
-    assert t.main(["--out", str(out), "--repr", "smiles"]) == 0
+    monkeypatch.setattr(t, "run", lambda repr, reactions: fake(repr, True))
+    no_train = ["--train", str(tmp_path / "absent.jsonl")]
+    assert t.main(["--out", str(out), *no_train]) == 0
+    monkeypatch.setattr(t, "run", lambda repr, reactions: fake(repr, False) if repr == "smiles" else pytest.fail(repr))
+    assert t.main(["--out", str(out), "--repr", "smiles", *no_train]) == 0
     d = json.loads(out.read_text())
     assert [(r["repr"], r["right"]) for r in d["rows"]] == [("smiles", False), ("formula", True)]
     assert (d["lines"], d["wrong"], d["wrong_and_unflagged"]) == (2, 1, 1)
