@@ -43,20 +43,15 @@ def summary(rows: list[tuple[bool, float]]) -> dict[str, Any]:
 
 
 def measure(records: Path, tgt: Path, repr: str, limit: int | None = None) -> dict[str, Any]:
-    from gnn_chemalgebra.evaluation.metrics import parse_prediction, parse_reference, score_pair
+    from gnn_chemalgebra.benchmark.calibration import exact_labels
 
+    recs = [json.loads(x) for x in records.read_text(encoding="utf-8").splitlines()]
+    recs = [r for r in recs if not r.get("blank") and (limit is None or int(r["line"]) <= limit)]
     gold = tgt.read_text(encoding="utf-8").splitlines()
+    ems = exact_labels([r["prediction"] for r in recs], [gold[int(r["line"]) - 1] for r in recs], repr)
     kinds: dict[str, list[tuple[bool, float]]] = {"adduct": [], "other": []}
-    with open(records, encoding="utf-8") as fh:
-        for line in fh:
-            r = json.loads(line)
-            if limit is not None and int(r["line"]) > limit:
-                break
-            if r.get("blank"):
-                continue
-            ref = parse_reference(gold[r["line"] - 1], repr)  # type: ignore[arg-type]
-            em = bool(score_pair(parse_prediction(r["prediction"], repr).terms, ref).em)  # type: ignore[arg-type]
-            kinds["adduct" if is_adduct(r) else "other"].append((em, float(r["confidence"])))
+    for r, em in zip(recs, ems, strict=True):
+        kinds["adduct" if is_adduct(r) else "other"].append((em, float(r["confidence"])))
     out: dict[str, Any] = {}
     for kind, rows in kinds.items():
         out[kind] = summary(rows)
