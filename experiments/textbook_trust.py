@@ -136,6 +136,7 @@ def run(repr: str, reactions: tuple[tuple[str, list[str], list[str]], ...] = REA
                 "in_domain": p.in_domain,
                 "nearest_training_similarity": p.nearest_training_similarity,
                 "domain_notes": list(p.record.get("domain_notes") or []),
+                "second_opinion": p.record.get("second_opinion"),  # formula Type-1 lines: the mixed model's line
                 "flagged": p.confidence < 0.6 or p.in_domain is False,
             }
         )
@@ -172,6 +173,13 @@ def main(argv: list[str] | None = None) -> int:
         seen = in_training(SETS[args.set], args.train)
         for r in rows:
             r["in_training"] = seen[r["reaction"]]
+    elif args.out is not None and args.out.is_file():  # the lookup of an earlier run, for the same reactions
+        old = json.loads(args.out.read_text())["rows"]
+        before = {x["reaction"]: x["in_training"] for x in old if "in_training" in x}
+        for r in rows:
+            if r["reaction"] in before:
+                r["in_training"] = before[r["reaction"]]
+        print(f"{args.train} absent: training counts kept from {args.out}", file=sys.stderr)
     if args.out is not None:
         from gnn_chemalgebra.io import atomic_write_json
 

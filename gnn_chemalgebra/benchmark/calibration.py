@@ -205,20 +205,13 @@ def fit_trust(
     cache: Path | None = None,
     tag: str = "model",
     log: Callable = print,
+    index: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Fit the calibration on ``valid`` and the domain index on ``train_meta``; returns the
-    :class:`~gnn_chemalgebra.inference.trust.Trust` and a description of what it was fitted on."""
+    :class:`~gnn_chemalgebra.inference.trust.Trust` and a description of what it was fitted on. ``index``: an
+    in-domain index to keep as it is (the one already beside the checkpoint) instead of building one."""
     from ..inference.outcomes import TrainingOutcomes
-    from ..inference.trust import (
-        Calibrator,
-        DomainIndex,
-        Trust,
-        edit_model_path,
-        edit_model_sha256,
-        fitted_settings,
-        type1_model_path,
-        type1_model_sha256,
-    )
+    from ..inference.trust import Calibrator, DomainIndex, Trust
 
     repr = predictor.repr
     records: list[dict[str, Any]] = []
@@ -242,6 +235,9 @@ def fit_trust(
         files.append({"src": str(ls.src), "gold": gold, "lines": len(recs), "line_type": 2, "extent": "limiting"})
     fitted_on = {"files": files, "lines": len(records), "beam": beam, "EM": float(np.mean(labels))}
     cal = Calibrator.fit(records, labels, blabels, repr=repr, fitted_on=fitted_on)
+    if index is not None:
+        log(f"domain index kept: threshold {index.threshold:.3f}")
+        return Trust(repr, cal, index, _trust_meta(predictor)), {"calibration": fitted_on, "domain": index.info}
     t0 = time.perf_counter()
     sets, mols = training_reactions(train_meta)
     dom = DomainIndex.build(sets, mols, repr, max_sets=max_sets, info={"files": [str(f) for f in train_meta]})
@@ -256,14 +252,28 @@ def fit_trust(
         f"domain index: {dom.info['reactant_sets']} training reactant sets, {dom.info['kept']} fingerprints kept, "
         f"threshold {dom.threshold:.3f}, {time.perf_counter() - t0:.0f} s"
     )
+    meta = _trust_meta(predictor)
+    return Trust(repr, cal, dom, meta), {"calibration": fitted_on, "domain": dom.info, **meta}
+
+
+def _trust_meta(predictor: Any) -> dict[str, Any]:
+    """What a calibration was fitted under: the extent rule, the decode settings, the edit and Type-1 models."""
+    from ..inference.trust import (
+        edit_model_path,
+        edit_model_sha256,
+        fitted_settings,
+        type1_model_path,
+        type1_model_sha256,
+    )
+
     meta: dict[str, Any] = {"extent": "bayes", **fitted_settings(predictor)}
-    if repr == "smiles":
+    if predictor.repr == "smiles":
         edit = edit_model_path(predictor)
         meta.update(edit_checkpoint=None if edit is None else edit.name, edit_sha256=edit_model_sha256(predictor))
     type1 = type1_model_path(predictor)
     if type1 is not None:  # the Type-1 lines' calibration belongs to the model that wrote them
         meta.update(type1_checkpoint=type1.name, type1_sha256=type1_model_sha256(predictor))
-    return Trust(repr, cal, dom, meta), {"calibration": fitted_on, "domain": dom.info, **meta}
+    return meta
 
 
 # --------------------------------------------------------------------------- scoring
@@ -370,6 +380,7 @@ def run_calibration(
     split: str = "test_in",
     limit: int | None = None,
     fit: bool = True,
+    keep_index: bool = False,
     fit_beam: int = 5,
     beam: int = 1,
     quantile: float = 0.02,
@@ -381,7 +392,9 @@ def run_calibration(
     log: Callable = print,
 ) -> dict[str, Any]:
     """Fit (or load) each checkpoint's sidecars, score the test sets, write ``calibration[_TAG].json`` and one PNG
-    per checkpoint; returns the record."""
+    per checkpoint; returns the record. ``keep_index``: refit the calibration only, keeping the in-domain index
+    already beside the checkpoint (no training reactions read). Type-1 lines of a formula pair are predicted with
+    a second opinion (the mixed model's line), as ``gnnca predict --json`` writes them."""
     import torch
 
     from ..inference.predictor import Predictor, PredictorOptions
@@ -393,23 +406,28 @@ def run_calibration(
         ckpt = Path(ckpt)
         if not ckpt.is_file():
             raise InputError("no such checkpoint", path=str(ckpt))
-        predictor = Predictor.from_checkpoint(ckpt, options=PredictorOptions(extent="bayes"))
+        predictor = Predictor.from_checkpoint(ckpt, options=PredictorOptions(extent="bayes", second_opinion=True))
         repr = predictor.repr
         name = ckpt.name.removesuffix(".pt")
         model: dict[str, Any] = {"checkpoint": str(ckpt), "checkpoint_sha256": sha256_file(ckpt), "repr": repr}
         if fit:
             valid = line_sets(built, repr, valid_variants, "valid")
+            kept = Trust.load_for(ckpt) if keep_index else None
+            if keep_index and (kept is None or kept.domain is None):
+                raise InputError("no in-domain index beside the checkpoint to keep: fit without --keep-index",
+                                 path=str(ckpt))  # fmt: skip
             trust, info = fit_trust(
                 predictor,
                 ckpt,
                 valid,
-                training_meta(train or built, repr),
+                [] if keep_index else training_meta(train or built, repr),
                 beam=fit_beam,
                 quantile=quantile,
                 max_sets=max_sets,
                 cache=records,
                 tag=name,
                 log=log,
+                index=None if kept is None else kept.domain,
             )
             js, npz = trust.save(ckpt)
             model["sidecars"] = {str(p): p.stat().st_size for p in (js, npz) if p is not None}

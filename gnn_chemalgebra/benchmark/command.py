@@ -434,6 +434,9 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         split: str = typer.Option("test_in", "--split", help="Test split."),
         limit: int = typer.Option(0, "--limit", help="First N lines of each test file (0 = all)."),
         fit: bool = typer.Option(True, "--fit/--no-fit", help="Fit on validation and write the sidecars first."),
+        keep_index: bool = typer.Option(
+            False, "--keep-index", help="Refit the calibration only; keep the in-domain index beside the checkpoint."
+        ),
         fit_beam: int = typer.Option(5, "--fit-beam", help="Beam of the validation predictions (alternatives)."),
         beam: int = typer.Option(1, "--beam", help="Beam of the test predictions (1: as gnnca predict)."),
         quantile: float = typer.Option(
@@ -459,6 +462,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
             split=split,
             limit=limit or None,
             fit=fit,
+            keep_index=keep_index,
             fit_beam=fit_beam,
             beam=beam,
             quantile=quantile,

@@ -127,7 +127,10 @@ class Predictors:
 
         if path not in self._loaded:
             edit = str(self.opts.edit_checkpoint) if self.opts.edit_checkpoint is not None else None
-            options = PredictorOptions(edit, self.extent, overrides=tuple(self.opts.settings))
+            # with the in-domain fields (--json, the Python API) a formula pair's Type-1 lines get a second opinion
+            options = PredictorOptions(
+                edit, self.extent, overrides=tuple(self.opts.settings), second_opinion=bool(self.domain)
+            )
             self._loaded[path] = Predictor.from_checkpoint(path, self.device, options)
             if self.after_load is not None:
                 self.after_load()

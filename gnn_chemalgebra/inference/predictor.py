@@ -55,13 +55,15 @@ class PredictorOptions:
     one, ``$GNNCA_EDIT_CHECKPOINT``, the bundled one, or ``runs/edits_cpu/best.pt``), the extent rule, the decode
     settings (``settings`` replaces the checkpoint's ``decode`` section whole; ``overrides`` are
     ``decode.key=value`` items applied on top, as ``gnnca predict --set``); ``type1_settings`` replaces the Type-1
-    model's whole, as :meth:`Predictor.spec` records them (a spawned worker must not lose the ``--set`` items)."""
+    model's whole, as :meth:`Predictor.spec` records them (a spawned worker must not lose the ``--set`` items);
+    ``second_opinion``: with a Type-1 model, this model also writes each Type-1 line (:meth:`Predictor.predict`)."""
 
     edit_checkpoint: str | None = None
     extent: str = "auto"
     settings: DecodeConfig | None = None
     overrides: tuple[str, ...] = ()
     type1_settings: DecodeConfig | None = None
+    second_opinion: bool = False
 
 
 @dataclass(frozen=True)
@@ -105,6 +107,7 @@ class Predictor:
         self.source: PredictorSpec | None = None  # set when loaded from a checkpoint
         self.type1: Predictor | None = None  # reads the Type-1 lines when the checkpoint names one (decode.type1_model)
         self.saved_settings: DecodeConfig | None = None  # the decode section of the checkpoint it was loaded from
+        self.second_opinion = False  # with a Type-1 model: this model writes the Type-1 lines too (see predict)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -134,6 +137,7 @@ class Predictor:
         pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, settings, options.extent)
         pred.source = PredictorSpec(str(path), str(r.device), options)
         pred.saved_settings = dataclasses.replace(lm.settings)  # what a calibration without its own record assumes
+        pred.second_opinion = options.second_opinion
         if route and settings.type1_model:
             pred.type1 = cls._type1_model(paths[0], settings.type1_model, r.device, options, pred.repr)
         return pred
@@ -178,6 +182,7 @@ class Predictor:
             settings=dataclasses.replace(self.settings),
             overrides=(),
             type1_settings=t1,
+            second_opinion=self.second_opinion,
         )
         return dataclasses.replace(self.source, options=now)
 
@@ -244,7 +249,10 @@ class Predictor:
         """One record per example (see :func:`.report.build_record`); ``fallback`` marks lines written without
         a balanced hypothesis (count them with :func:`.report.count_fallbacks`). With a Type-1 model
         (``decode.type1_model``) the Type-1 examples go to it, the others to this model, and each record names
-        the checkpoint file that wrote it (``model``)."""
+        the checkpoint file that wrote it (``model``). With ``second_opinion`` set, this model writes the Type-1
+        lines as well, and each Type-1 record gets ``second_opinion``: that line, the file that wrote it and
+        whether it is the line written (the calibration reads the disagreement; it costs a second pass over the
+        Type-1 lines)."""
         if self.type1 is None:
             return self._predict_own(examples, batch_size, beam)
         parts = {vt: [i for i, ex in enumerate(examples) if (ex.vtype == 1) == (vt == 1)] for vt in (1, 2)}
@@ -259,6 +267,13 @@ class Predictor:
             for i, rec in zip(idx, recs, strict=True):
                 rec["model"] = name
                 results[i] = rec
+        if self.second_opinion and parts[1]:
+            own = self._predict_own([examples[i] for i in parts[1]], batch_size, 1)
+            name = ",".join(Path(p).name for p in checkpoint_paths(self.source.checkpoint)) if self.source else None
+            for i, other in zip(parts[1], own, strict=True):
+                line = other["prediction"]
+                results[i]["second_opinion"] = {"model": name, "prediction": line,
+                                                "agrees": line == results[i]["prediction"]}  # fmt: skip
         return results
 
     def _predict_own(self, examples: Sequence[BagExample], batch_size: int, beam: int) -> list[dict[str, Any]]:

@@ -71,6 +71,11 @@ NOT_DECODING = frozenset({"beam", "max_len", "batch_size", "length_penalty", "ty
 # the calibration kind of a Type-2 line written with the limiting extent (a chemist's amounts): another line than the
 # Bayes rule writes, right when its roles and by-products are (the gold reaction at the limiting extent)
 LIMITING = 3
+# the calibration kind of a Type-1 line that carries a second opinion (``second_opinion``: the mixed model wrote the
+# line too); its model reads one more feature, whether the two lines differ. A sidecar without a model of this kind
+# reads such lines with the Type-1 model, which measured the same written lines without that feature
+SECOND_OPINION = 4
+SECOND_OPINION_FEATURE = "second_opinion_differs"
 _WINDOW = 0.6  # DomainIndex.nearest: bit-count window searched first
 NO_SCORE = -30.0  # the score of a line without one (a fallback's no-reaction entry)
 _EPS = 1e-4
@@ -91,8 +96,9 @@ def _score(entry: Mapping[str, Any] | None) -> float:
     return NO_SCORE if v is None else min(float(v), 0.0)
 
 
-def record_features(rec: Mapping[str, Any]) -> list[float]:
-    """The :data:`FEATURES` of a record's written line."""
+def record_features(rec: Mapping[str, Any], kind: int | None = None) -> list[float]:
+    """The :data:`FEATURES` of a record's written line; for the :data:`SECOND_OPINION` kind one more, 1.0 when the
+    second opinion wrote another line."""
     mols = rec.get("molecules") or []
     probs = [float(m.get("confidence") or 0.0) for m in mols]
     roles = sum(math.log(max(p, _EPS)) for p in probs)
@@ -113,7 +119,7 @@ def record_features(rec: Mapping[str, Any]) -> list[float]:
         float(top[0]) if post else 1.0,
         float(top[0] - top[1]) if post else 1.0,
         float(len(post)),
-    ]
+    ] + ([float(not (rec.get("second_opinion") or {}).get("agrees", True))] if kind == SECOND_OPINION else [])
 
 
 def calibration_kind(rec: Mapping[str, Any]) -> int:
@@ -121,6 +127,19 @@ def calibration_kind(rec: Mapping[str, Any]) -> int:
     the limiting extent."""
     lt = int(rec.get("line_type") or 1)
     return LIMITING if lt == 2 and rec.get("extent_rule") == "limiting" else lt
+
+
+def model_kind(rec: Mapping[str, Any]) -> int:
+    """The calibration model fitted for a record: :func:`calibration_kind`, or :data:`SECOND_OPINION` for a Type-1
+    line with a second opinion."""
+    kind = calibration_kind(rec)
+    return SECOND_OPINION if kind == 1 and rec.get("second_opinion") is not None else kind
+
+
+def _fallback_kind(kind: int) -> int:
+    """The model a kind without its own model reads: the Type-2 model for limiting lines, the Type-1 model for
+    lines with a second opinion."""
+    return {LIMITING: 2, SECOND_OPINION: 1}.get(kind, kind)
 
 
 def raw_confidence(rec: Mapping[str, Any]) -> float:
@@ -259,11 +278,11 @@ class Calibrator:
         own = np.zeros(len(records), dtype=bool)
         by_kind: dict[int, list[int]] = {}
         for i, r in enumerate(records):
-            by_kind.setdefault(calibration_kind(r), []).append(i)
+            by_kind.setdefault(model_kind(r), []).append(i)
         for kind, idx in by_kind.items():
-            lt = 2 if kind == LIMITING and kind not in self.top else kind
+            lt = kind if kind in self.top else _fallback_kind(kind)
             model = self.top.get(lt) or next(iter(self.top.values()))
-            out[idx] = model.predict(np.array([record_features(records[i]) for i in idx]))
+            out[idx] = model.predict(np.array([record_features(records[i], lt) for i in idx]))
             own[idx] = lt in self.top
         return out, own
 
@@ -285,6 +304,7 @@ class Calibrator:
             "features": list(FEATURES),
             "top": {str(k): m.to_json() for k, m in sorted(self.top.items())},
             "alt_features": list(ALT_FEATURES),
+            **({"second_opinion_feature": SECOND_OPINION_FEATURE} if SECOND_OPINION in self.top else {}),
             "alt": None if self.alt is None else self.alt.to_json(),
             "fitted_on": self.fitted_on,
         }
@@ -310,20 +330,22 @@ class Calibrator:
         """Fit on validation records and their exact-match outcomes (never on test lines). ``beam_labels``: per
         record, the outcome of each beam entry (for the alternatives' model; records need a beam > 1). A line type
         whose lines are all right (or all wrong) gets no model of its own: it reads the other type's, marked
-        ``calibrated: false``."""
+        ``calibrated: false``. Type-1 records with a second opinion fit the Type-1 model (without it) and the
+        :data:`SECOND_OPINION` model (with it)."""
         y = np.asarray(labels, dtype=int)
         if len(records) != len(y):
             raise InputError(f"{len(records)} records but {len(y)} labels")
         top: dict[int, LinearModel] = {}
         info: dict[str, Any] = dict(fitted_on or {})
         per_type: dict[str, Any] = {}
-        for lt in sorted({calibration_kind(r) for r in records}):
-            idx = [i for i, r in enumerate(records) if calibration_kind(r) == lt]
+        kinds = {calibration_kind(r) for r in records} | {model_kind(r) for r in records}
+        for lt in sorted(kinds):
+            idx = [i for i, r in enumerate(records) if lt in (calibration_kind(r), model_kind(r))]
             per_type[str(lt)] = {"lines": len(idx), "EM": float(y[idx].mean())}
             if len(set(y[idx].tolist())) < 2:  # nothing to tell apart: this type reads the other type's model
                 per_type[str(lt)]["fitted"] = False
                 continue
-            X = np.array([record_features(records[i]) for i in idx])
+            X = np.array([record_features(records[i], lt) for i in idx])
             top[lt] = LinearModel.fit(X, y[idx], C)
         if not top:  # no line type has both outcomes: nothing to calibrate
             kinds = "all right" if y.all() else "all wrong" if not y.any() else "all right or all wrong per line type"

@@ -336,3 +336,32 @@ def test_changed_settings_against_the_recorded_or_the_saved_ones() -> None:
     assert changed_settings(pred, recorded) == ()
     pred.settings.beam = 3  # the sequence model's beam writes no GNN line
     assert changed_settings(pred, recorded) == ()
+
+
+def test_a_second_opinion_has_a_model_of_its_own_that_reads_the_disagreement() -> None:
+    """Type-1 records carrying a second opinion fit the Type-1 model (without the feature) and their own, which
+    reads whether the other model wrote another line; a calibration fitted without them reads such records with the
+    Type-1 model and still calls them calibrated (the written line is the one it measured)."""
+    from gnn_chemalgebra.inference.trust import SECOND_OPINION, model_kind
+
+    rng = np.random.default_rng(5)
+    recs, ys = [], []
+    for _ in range(1500):
+        agrees = bool(rng.uniform() < 0.8)
+        r = record(-float(rng.exponential(0.3)), 0.9, second_opinion={"prediction": "x", "agrees": agrees})
+        recs.append(r)
+        ys.append(bool(rng.uniform() < (0.9 if agrees else 0.3)))
+    assert model_kind(recs[0]) == SECOND_OPINION and model_kind(record(-0.1, 0.9)) == 1
+    assert len(record_features(recs[0], SECOND_OPINION)) == len(FEATURES) + 1
+    cal = Calibrator.fit(recs, ys)
+    assert set(cal.top) == {1, SECOND_OPINION}
+    probe = record(-0.2, 0.9)
+    agree = dict(probe, second_opinion={"prediction": "x", "agrees": True})
+    differ = dict(probe, second_opinion={"prediction": "y", "agrees": False})
+    p, own = cal.confidence([agree, differ, probe])
+    assert own.all() and p[1] < 0.5 < p[0]
+    assert p[2] == pytest.approx(cal.top[1].predict([record_features(probe)])[0])
+    assert Calibrator.from_json(json.loads(json.dumps(cal.to_json()))).confidence([differ])[0][0] == pytest.approx(p[1])
+    plain = Calibrator.fit([dict(r, second_opinion=None) for r in recs], ys)
+    q, own = plain.confidence([differ])
+    assert SECOND_OPINION not in plain.top and own[0] and q[0] == pytest.approx(plain.confidence([probe])[0][0])

@@ -108,13 +108,15 @@ def _toy_xy():  # noqa: ANN202 - a logistic model fitted on a few rows of the ca
 
 
 @pytest.mark.integration
-def test_json_names_the_model(tmp_path: Path) -> None:
+def test_json_names_the_model_and_gives_type1_lines_a_second_opinion(tmp_path: Path) -> None:
     src = tmp_path / "in.txt"
     src.write_text("\n".join(LINES) + "\n")
     res = CliRunner().invoke(app, ["predict", str(src), "--json", "--extent", "bayes"])
     assert res.exit_code == 0, res.output
     recs = [json.loads(x) for x in res.stdout.splitlines() if x.startswith("{")]
     assert [r["model"] for r in recs] == [TYPE1, MAIN, TYPE1, MAIN]
+    assert ["second_opinion" in r for r in recs] == [True, False, True, False]
+    assert all(r["calibrated"] for r in recs)
 
 
 @pytest.mark.integration
@@ -160,3 +162,25 @@ def test_an_ensemble_names_every_member(tmp_path: Path) -> None:
     pred = Predictor.from_checkpoint(f"{tmp_path / 'a.pt'},{tmp_path / 'b.pt'}")
     recs = predict_lines(LINES[:2], pred).records
     assert [r["model"] for r in recs] == [TYPE1, "a.pt,b.pt"]
+
+
+@pytest.mark.integration
+def test_a_second_opinion_is_the_mixed_models_line_on_type1_lines_only(routed: Predictor) -> None:
+    plain = predict_lines(LINES, routed).records
+    assert all("second_opinion" not in r for r in plain)
+    routed.second_opinion = True
+    try:
+        recs = predict_lines(LINES, routed).records
+        assert routed.spec().options.second_opinion
+    finally:
+        routed.second_opinion = False
+    assert [r["prediction"] for r in recs] == [r["prediction"] for r in plain]  # the written lines do not change
+    assert ["second_opinion" in r for r in recs] == [True, False, True, False]
+    mixed = Predictor.from_checkpoint(
+        BUNDLED / MAIN, options=PredictorOptions(extent="bayes", overrides=("decode.type1_model=",))
+    )
+    own = predict_lines([LINES[0], LINES[2]], mixed).records
+    for rec, other in zip([recs[0], recs[2]], own, strict=True):
+        assert rec["second_opinion"]["model"] == MAIN
+        assert rec["second_opinion"]["prediction"] == other["prediction"]
+        assert rec["second_opinion"]["agrees"] == (other["prediction"] == rec["prediction"])
