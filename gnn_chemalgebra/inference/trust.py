@@ -8,7 +8,9 @@ chance that the whole line is right. This module turns them into one:
 * :func:`record_features` reads a few numbers off a record (:data:`FEATURES`);
 * :class:`Calibrator` holds one logistic model per line type (Type 1 / Type 2), fitted on VALIDATION lines
   (:meth:`Calibrator.fit`, scikit-learn) and stored as plain numbers, and a second model for the
-  alternatives: the chance that the i-th distinct balanced line of the beam is the right one;
+  alternatives: the chance that the i-th distinct balanced line of the beam is the right one; Type-1 lines that
+  carry a second opinion (a formula pair's mixed model wrote them too) have a model of their own
+  (:data:`SECOND_OPINION`) that also reads whether the two lines differ;
 * :class:`DomainIndex` compares the reactant set the model consumed with the training reactions' reactant sets
   (Tanimoto of Morgan fingerprints for SMILES, of hashed composition features for formulas, nearest neighbour
   over a saved index), and flags elements and functional groups no training reactant had;
