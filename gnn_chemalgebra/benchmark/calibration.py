@@ -80,7 +80,10 @@ def predict_set(
     lines = read_lines(ls.src)[: limit or None]
     path = None
     if cache is not None:
-        path = cache / f"{tag}-{variant_short(ls.variant)}-{ls.split}-lt{ls.line_type}-b{beam}-n{len(lines)}.jsonl"
+        # records made with a second opinion are other records (a cache from before must not stand in for them)
+        so = "-so" if getattr(predictor, "second_opinion", False) and getattr(predictor, "type1", None) else ""
+        name = f"{tag}-{variant_short(ls.variant)}-{ls.split}-lt{ls.line_type}-b{beam}-n{len(lines)}{so}.jsonl"
+        path = cache / name
         if path.is_file():
             recs = [json.loads(x) for x in read_lines(path)]
             if len(recs) == len(lines):
@@ -237,7 +240,8 @@ def fit_trust(
     cal = Calibrator.fit(records, labels, blabels, repr=repr, fitted_on=fitted_on)
     if index is not None:
         log(f"domain index kept: threshold {index.threshold:.3f}")
-        return Trust(repr, cal, index, _trust_meta(predictor)), {"calibration": fitted_on, "domain": index.info}
+        meta = _trust_meta(predictor)
+        return Trust(repr, cal, index, meta), {"calibration": fitted_on, "domain": index.info, **meta}
     t0 = time.perf_counter()
     sets, mols = training_reactions(train_meta)
     dom = DomainIndex.build(sets, mols, repr, max_sets=max_sets, info={"files": [str(f) for f in train_meta]})
@@ -400,6 +404,8 @@ def run_calibration(
     from ..inference.predictor import Predictor, PredictorOptions
     from ..inference.trust import Trust, sidecar_paths
 
+    if keep_index and not fit:
+        raise InputError("--keep-index refits the calibration: it cannot go with --no-fit")
     torch.set_num_threads(1)
     result: dict[str, Any] = {"command": command, "built": str(built), "split": split, "limit": limit, "models": []}
     for ckpt in checkpoints:
@@ -414,7 +420,8 @@ def run_calibration(
             valid = line_sets(built, repr, valid_variants, "valid")
             kept = Trust.load_for(ckpt) if keep_index else None
             if keep_index and (kept is None or kept.domain is None):
-                raise InputError("no in-domain index beside the checkpoint to keep: fit without --keep-index",
+                raise InputError("no in-domain index beside the checkpoint to keep (none, or sidecars written for "
+                                 "another checkpoint or other features): fit without --keep-index",
                                  path=str(ckpt))  # fmt: skip
             trust, info = fit_trust(
                 predictor,

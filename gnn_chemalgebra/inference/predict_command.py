@@ -127,15 +127,26 @@ class Predictors:
 
         if path not in self._loaded:
             edit = str(self.opts.edit_checkpoint) if self.opts.edit_checkpoint is not None else None
-            # with the in-domain fields (--json, the Python API) a formula pair's Type-1 lines get a second opinion
-            options = PredictorOptions(
-                edit, self.extent, overrides=tuple(self.opts.settings), second_opinion=bool(self.domain)
-            )
+            options = PredictorOptions(edit, self.extent, overrides=tuple(self.opts.settings))
             self._loaded[path] = Predictor.from_checkpoint(path, self.device, options)
+            self._loaded[path].second_opinion = self._wants_second_opinion(self._loaded[path])
             if self.after_load is not None:
                 self.after_load()
                 self.after_load = None
         return self._loaded[path]
+
+    def _wants_second_opinion(self, predictor: Any) -> bool:
+        """Whether a formula pair's Type-1 lines get a second opinion: where the confidence shows (--json, the
+        Python API, --min-confidence, --columns, --top-k) and the calibration beside the checkpoint has a model
+        that reads it (else the second pass would be wasted)."""
+        from .trust import SECOND_OPINION, trust_for
+
+        o = self.opts
+        shown = self.domain or o.min_confidence is not None or o.columns or o.top_k > 1
+        if not shown or getattr(predictor, "type1", None) is None:
+            return False
+        trust = trust_for(predictor)
+        return trust is not None and trust.calibrator is not None and SECOND_OPINION in trust.calibrator.top
 
     def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
         """The trust fields of a batch's records: the checkpoint's calibration and in-domain index when saved

@@ -121,7 +121,15 @@ def record_features(rec: Mapping[str, Any], kind: int | None = None) -> list[flo
         float(top[0]) if post else 1.0,
         float(top[0] - top[1]) if post else 1.0,
         float(len(post)),
-    ] + ([float(not (rec.get("second_opinion") or {}).get("agrees", True))] if kind == SECOND_OPINION else [])
+    ] + ([float(second_opinion_agrees(rec) is False)] if kind == SECOND_OPINION else [])
+
+
+def second_opinion_agrees(rec: Mapping[str, Any]) -> bool | None:
+    """Whether a record's second opinion wrote the same line (``None``: no usable second opinion, which the
+    Type-1 model reads)."""
+    so = rec.get("second_opinion")
+    agrees = so.get("agrees") if isinstance(so, Mapping) else None
+    return agrees if isinstance(agrees, bool) else None
 
 
 def calibration_kind(rec: Mapping[str, Any]) -> int:
@@ -135,7 +143,7 @@ def model_kind(rec: Mapping[str, Any]) -> int:
     """The calibration model fitted for a record: :func:`calibration_kind`, or :data:`SECOND_OPINION` for a Type-1
     line with a second opinion."""
     kind = calibration_kind(rec)
-    return SECOND_OPINION if kind == 1 and rec.get("second_opinion") is not None else kind
+    return SECOND_OPINION if kind == 1 and second_opinion_agrees(rec) is not None else kind
 
 
 def _fallback_kind(kind: int) -> int:

@@ -73,6 +73,17 @@ def test_fit_on_validation_then_score(built_small: Path, tmp_path: Path) -> None
     assert again.exit_code == 0, again.output
     s2 = json.loads((out / "calibration_again.json").read_text())["models"][0]["sets"][0]
     assert s2["calibrated"]["ECE"] == pytest.approx(s["calibrated"]["ECE"])
+    assert kinds["4"]["lines"] == n_t1  # the Type-1 lines again, with the mixed model's second opinion
+    # --keep-index: the calibration fitted again, the in-domain index (fingerprints, threshold, counts) kept as is
+    domain, fps = json.loads(js.read_text())["domain"], npz.read_bytes()
+    kept = CliRunner().invoke(app, [*args, "--limit", "40", "--keep-index", "--fit-beam", "3", "--out", str(out),
+                                    "--tag", "kept", "--train", str(tmp_path / "no-such-build")])  # fmt: skip
+    assert kept.exit_code == 0, kept.output
+    assert json.loads(js.read_text())["domain"] == domain and npz.read_bytes() == fps
+    info = json.loads((out / "calibration_kept.json").read_text())["models"][0]["fitted_on"]
+    assert info["domain"] == domain["info"] and info["type1_checkpoint"] == "gnn_type1_default.pt"
+    refused = CliRunner().invoke(app, [*args, "--keep-index", "--no-fit", "--out", str(out)])
+    assert refused.exit_code == 2 and "--keep-index" in refused.output and "Traceback" not in refused.output
 
 
 @pytest.mark.integration

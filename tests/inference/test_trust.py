@@ -365,3 +365,15 @@ def test_a_second_opinion_has_a_model_of_its_own_that_reads_the_disagreement() -
     plain = Calibrator.fit([dict(r, second_opinion=None) for r in recs], ys)
     q, own = plain.confidence([differ])
     assert SECOND_OPINION not in plain.top and own[0] and q[0] == pytest.approx(plain.confidence([probe])[0][0])
+
+
+@pytest.mark.parametrize("value", [True, "yes", {}, [], {"agrees": "false"}, {"prediction": "x"}])
+def test_a_malformed_second_opinion_reads_the_type1_model(value: object) -> None:
+    from gnn_chemalgebra.inference.trust import model_kind
+
+    rec = record(-0.2, 0.9, second_opinion=value)
+    assert model_kind(rec) == 1
+    recs, ys = synthetic(400, seed=6)
+    cal = Calibrator.fit(recs, ys)
+    (out,) = Trust("formula", cal, None, {"extent": "bayes"}).annotate_many([rec], domain=False)
+    assert out["confidence"] == pytest.approx(cal.confidence([record(-0.2, 0.9)])[0][0], abs=1e-4)

@@ -184,3 +184,23 @@ def test_a_second_opinion_is_the_mixed_models_line_on_type1_lines_only(routed: P
         assert rec["second_opinion"]["model"] == MAIN
         assert rec["second_opinion"]["prediction"] == other["prediction"]
         assert rec["second_opinion"]["agrees"] == (other["prediction"] == rec["prediction"])
+
+
+@pytest.mark.integration
+def test_plain_text_abstains_on_the_lines_json_does(tmp_path: Path) -> None:
+    """Where the confidence decides what text output writes (--min-confidence), the second opinion is read as with
+    --json, so both abstain on the same lines; plain text without it runs no second pass."""
+    src = tmp_path / "in.txt"
+    src.write_text("\n".join(LINES) + "\n")
+    args = ["predict", str(src), "--extent", "bayes"]
+    recs = [json.loads(x) for x in CliRunner().invoke(app, [*args, "--json"]).stdout.splitlines()]
+    cut = sorted(r["confidence"] for r in recs)[1] + 1e-6  # abstain on the two least confident lines
+    text = CliRunner().invoke(app, [*args, "--min-confidence", str(cut)])
+    assert text.exit_code == 0, text.output
+    assert [line == "" for line in text.stdout.splitlines()] == [r["confidence"] < cut for r in recs]
+    from gnn_chemalgebra.inference.predict_command import PredictOptions, Predictors
+
+    plain = Predictors(PredictOptions(input=str(src), extent="bayes"), "bayes")
+    assert not plain.load(str(BUNDLED / MAIN)).second_opinion
+    shown = Predictors(PredictOptions(input=str(src), extent="bayes", min_confidence=0.5), "bayes")
+    assert shown.load(str(BUNDLED / MAIN)).second_opinion
