@@ -213,8 +213,7 @@ def fit_trust(
     """Fit the calibration on ``valid`` and the domain index on ``train_meta``; returns the
     :class:`~gnn_chemalgebra.inference.trust.Trust` and a description of what it was fitted on. ``index``: an
     in-domain index to keep as it is (the one already beside the checkpoint) instead of building one."""
-    from ..inference.outcomes import TrainingOutcomes
-    from ..inference.trust import Calibrator, DomainIndex, Trust
+    from ..inference.trust import Calibrator, Trust
 
     repr = predictor.repr
     records: list[dict[str, Any]] = []
@@ -238,10 +237,23 @@ def fit_trust(
         files.append({"src": str(ls.src), "gold": gold, "lines": len(recs), "line_type": 2, "extent": "limiting"})
     fitted_on = {"files": files, "lines": len(records), "beam": beam, "EM": float(np.mean(labels))}
     cal = Calibrator.fit(records, labels, blabels, repr=repr, fitted_on=fitted_on)
-    if index is not None:
+    if index is None:
+        index = _domain_index(train_meta, written, repr, quantile, max_sets, log)
+    else:
         log(f"domain index kept: threshold {index.threshold:.3f}")
-        meta = _trust_meta(predictor)
-        return Trust(repr, cal, index, meta), {"calibration": fitted_on, "domain": index.info, **meta}
+    meta = _trust_meta(predictor)
+    return Trust(repr, cal, index, meta), {"calibration": fitted_on, "domain": index.info, **meta}
+
+
+def _domain_index(
+    train_meta: Sequence[Path], written: Sequence[dict[str, Any]], repr: str, quantile: float, max_sets: int,
+    log: Callable,
+) -> Any:  # fmt: skip
+    """The in-domain index of the training reactions, its threshold at ``quantile`` of the validation lines'
+    nearest-set similarities."""
+    from ..inference.outcomes import TrainingOutcomes
+    from ..inference.trust import DomainIndex
+
     t0 = time.perf_counter()
     sets, mols = training_reactions(train_meta)
     dom = DomainIndex.build(sets, mols, repr, max_sets=max_sets, info={"files": [str(f) for f in train_meta]})
@@ -256,8 +268,7 @@ def fit_trust(
         f"domain index: {dom.info['reactant_sets']} training reactant sets, {dom.info['kept']} fingerprints kept, "
         f"threshold {dom.threshold:.3f}, {time.perf_counter() - t0:.0f} s"
     )
-    meta = _trust_meta(predictor)
-    return Trust(repr, cal, dom, meta), {"calibration": fitted_on, "domain": dom.info, **meta}
+    return dom
 
 
 def _trust_meta(predictor: Any) -> dict[str, Any]:

@@ -170,6 +170,13 @@ class Predictor:
             )
         return t1
 
+    def file_names(self) -> str | None:
+        """The checkpoint file this predictor was loaded from, as records name it (an ensemble, ``a.pt,b.pt``,
+        writes its lines together: every member's name); ``None`` for one built in memory."""
+        if self.source is None:
+            return None
+        return ",".join(Path(p).name for p in checkpoint_paths(self.source.checkpoint))
+
     def spec(self) -> PredictorSpec:
         """This predictor as a :class:`PredictorSpec` (its current extent rule and decode settings, and its Type-1
         model's)."""
@@ -262,14 +269,13 @@ class Predictor:
                 continue
             model = self.reader(vt)
             recs = model._predict_own([examples[i] for i in idx], batch_size, beam)
-            # an ensemble (a.pt,b.pt) wrote its lines together: every member's file name
-            name = ",".join(Path(p).name for p in checkpoint_paths(model.source.checkpoint)) if model.source else None
+            name = model.file_names()
             for i, rec in zip(idx, recs, strict=True):
                 rec["model"] = name
                 results[i] = rec
         if self.second_opinion and parts[1]:
             own = self._predict_own([examples[i] for i in parts[1]], batch_size, 1)
-            name = ",".join(Path(p).name for p in checkpoint_paths(self.source.checkpoint)) if self.source else None
+            name = self.file_names()
             for i, other in zip(parts[1], own, strict=True):
                 line = other["prediction"]
                 results[i]["second_opinion"] = {"model": name, "prediction": line,
