@@ -335,7 +335,7 @@ def parse_config(raw: Mapping[str, Any], source: str | None = None, *, model_nam
     run_dir = "" if run_dir is None else _coerce("run_dir", run_dir, str, (), None, None, source)
     mraw = _mapping(raw.get("model"), "model", source)
     name = mraw.get("name", model_name or "gnn")
-    if name not in MODEL_CONFIGS:
+    if not isinstance(name, str) or name not in MODEL_CONFIGS:  # a list or mapping is a wrong choice too
         _bad_choice("model.name", name, tuple(MODEL_CONFIGS), source)
     model = _build(MODEL_CONFIGS[name], {**mraw, "name": name}, "model", source, {})
     train = _build(TrainConfig, _mapping(raw.get("train"), "train", source), "train", source,

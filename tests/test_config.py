@@ -139,6 +139,10 @@ def test_set_typos_and_bad_types_are_one_line_errors() -> None:
     bad = _train("--set", "train.lr=abc")
     assert bad.exit_code == 2 and "Traceback" not in bad.output
     assert bad.output.strip() == "gnnca: error: --set train.lr=abc: train.lr must be a number, got 'abc'"
+    for value in ("[1, 2]", "{a: 1}"):  # not a name at all: the same one line, no TypeError
+        res = _train("--set", f"model.name={value}")
+        assert res.exit_code == 2 and res.output.startswith("gnnca: error: --set model.name=")
+        assert "must be one of" in res.output and "Traceback" not in res.output
     ok = _train("--set", "train.max_steps=150")
     assert ok.exit_code == 0, ok.output
     assert yaml.safe_load(ok.stdout)["train"]["max_steps"] == 150
