@@ -79,7 +79,7 @@ def test_the_experiments_index_names_every_file_of_experiments_and_scripts() -> 
 def test_the_checks_catch_what_they_are_for() -> None:
     caught = [
         "measured at 4e3027f",
-        "results/throughput-bce8233-0830.json",
+        "results/throughput-abc1234.json",
         "rerun at 08:30",
         "(2026-12-04, 61 files)",
         "87.70 (target 87.5, met)",
