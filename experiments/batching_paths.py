@@ -12,7 +12,7 @@ model, 5 repeats, on two cores shared with other jobs, so absolute rates are low
 and 285 with ``collate_bags`` against 279 through PyG's loader; prediction 336 lines/s against 286; the collation
 alone 24,408 (packed) and 7,541 bags/s against 3,169 for training batches, 7,974 (``bag_fields``) against 1,048 for
 prediction batches; importing ``torch_geometric.data`` adds 1.15 s to a process. So the package batches bags its
-own way only (docs/architecture.md "Batching"); PyG is kept here, as the reference.
+own way only (experiments/performance.md "Batching paths"); PyG is kept here, as the reference.
 
     nice -n 5 python experiments/batching_paths.py --built built/full --train-lines 2000 --predict-lines 300 \
         --repeats 5 --json results/batching_paths.json

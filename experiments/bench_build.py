@@ -1,6 +1,6 @@
 """Builder throughput: the current builder against the plain single-process loop it replaced, on the same reactions.
 Measured (4,000 MIT-valid reactions, 2 workers, medians of 3, idle machine; inside ``experiments/throughput.py
---build-n 4000``, ``results/throughput-19728f3.json``): plain loop 536 reactions/s, builder 1,882, a 3.51x speed-up,
+--build-n 4000``, ``results/throughput-speed-work.json``): plain loop 536 reactions/s, builder 1,882, a 3.51x speed-up,
 with identical records. On a loaded machine the speed-up falls to 1.9-2.0x, the single-process gain of the caches:
 the kernel schedules the processes of one terminal as one group (autogroup), so a second worker adds nothing there.
 

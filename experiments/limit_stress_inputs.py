@@ -1,6 +1,6 @@
 """Input files for measuring ``gnnca predict`` on lines at and beyond its size limits (time and peak memory):
 with the default limits a 2,000-atom chain and a 200-molecule bag are refused in one line in a few seconds under
-320 MiB, and the largest line they accept is answered in 2.4 s CPU at 381 MiB (docs/limits.md has the table).
+320 MiB, and the largest line they accept is answered in 2.4 s CPU at 381 MiB (experiments/limits.md has the table).
 
 Usage::
 

@@ -1,6 +1,6 @@
 """Results curation: bring the GNN records of reruns (bench runs written to another --out) into the committed
 results: the records of the chosen variants replace theirs in results/gnn.json, their error breakdowns replace their
-rows of results/gnn_errors.md, and the tables and the README's results block are regenerated.
+rows of results/gnn_errors.md, and the tables and the full results table (experiments/comparison.md) are regenerated.
 Only local-protocol records of model `gnn` are taken; a variant asked for but found in no file is an error.
 
     python experiments/merge_gnn_reruns.py runs/gnn_local/results/gnn.json results/reruns/*.json \
@@ -19,7 +19,7 @@ ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
 ap.add_argument("records", type=Path, nargs="+", help="results files of the reruns (later files win)")
 ap.add_argument("--variants", required=True, help="comma-separated short names, e.g. F_T2_x1,S_T2_x5")
 ap.add_argument("--out", type=Path, default=Path("results"), help="the results folder to update")
-ap.add_argument("--readme", type=Path, default=Path("README.md"))
+ap.add_argument("--readme", type=Path, default=Path("experiments/comparison.md"))
 a = ap.parse_args()
 
 want = [v.strip() for v in a.variants.split(",") if v.strip()]

@@ -1,12 +1,12 @@
 """Throughput harness: start-up, prediction, training and builder rates with peak memory, for the working tree and
 a baseline git revision side by side. Measured with it, medians of 3 on an idle machine
-(``results/throughput-19728f3.json``): against revision 6689ff0, ``gnnca predict`` started in 1.46 s instead of 4.16
+(``results/throughput-speed-work.json``): against revision 6689ff0, ``gnnca predict`` started in 1.46 s instead of 4.16
 s, predicted 1,527 formula reactions/s after start-up instead of 442 and 101 SMILES reactions/s (edit beam 5)
 instead of 17.8, byte-identical; GNN training ran at 835 reactions/s instead of 452 (batch 64, one thread; 1,001
 with batch 128), edit-model training at 196 instead of 88, and the builder's speed-up over a plain loop rose from
 2.07x to 3.51x. The bundles with molecule identity rows (hidden 128, 3.3-3.5 M parameters) start in 0.98 s and
 predict 1,317 formula and 169 SMILES reactions/s, against 2,614 and 178 for the hidden-64 bundles in the same run
-(``results/throughput-dd470bd.json``).
+(``results/throughput-identity-bundles.json``).
 
     OMP_NUM_THREADS=1 python experiments/throughput.py --built built/full --baseline REV [--rev HEAD] \
         [--repeats 3] [--only startup,formula,workers,smiles,gnn,gnn_fast,edit,builder]

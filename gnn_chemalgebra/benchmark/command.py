@@ -38,7 +38,7 @@ Every record carries the command that produced it.
 Examples:
 gnnca bench run --built built/full
 gnnca bench run --stages gnn,merge --variants F_T1_x1 --steps 500
-gnnca bench run --stages merge --readme docs/comparison.md
+gnnca bench run --stages merge --readme experiments/comparison.md
 """
 
 

@@ -220,7 +220,7 @@ def plot_curve_grid(curves: Sequence[Curve], path: Path, title: str = "", ncols:
 
 
 def curves_summary(curves: Sequence[Curve]) -> list[dict[str, object]]:
-    """Per run: last step, best EM and its step, last token accuracy (what docs/comparison.md quotes)."""
+    """Per run: last step, best EM and its step, last token accuracy (what experiments/comparison.md quotes)."""
     out = []
     for c in curves:
         b = c.best()

@@ -1,4 +1,4 @@
-"""Readable tables from the records: the benchmark table (docs/comparison.md), the GNN's own table with its
+"""Readable tables from the records: the benchmark table (experiments/comparison.md), the GNN's own table with its
 verdicts, and the results blocks of a Markdown page regenerated between its markers."""
 
 from __future__ import annotations

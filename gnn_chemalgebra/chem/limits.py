@@ -2,7 +2,7 @@
 
 The edit model scores every pair of reactant atoms, so its work and memory grow with the square of a line's
 atoms; a line far beyond the training data's largest cases is also beyond what the models learnt. The defaults
-are the largest cases of the training data with a margin (``docs/limits.md`` gives the measured maxima and the
+are the largest cases of the training data with a margin (``experiments/limits.md`` gives the measured maxima and the
 command); ``--max-atoms``, ``--max-molecules``, ``--max-chars`` and ``--max-total-atoms`` raise them, 0 lifts one.
 
 :func:`check_text` runs on the raw line before it is parsed (a 10 MB line is refused without being read by
@@ -24,7 +24,7 @@ from .bag import Term
 from .composition import CHARGE_KEY
 from .formula import parse_formula
 
-# About twice the largest case of the training data (docs/limits.md: every src file of built/extra, whose largest
+# About twice the largest case of the training data (experiments/limits.md: every src file of built/extra, whose largest
 # line has 1,002 characters, 26 molecules, a molecule of 205 heavy atoms and 410 heavy atoms in all), rounded.
 DEFAULT_MAX_CHARS = 2_000
 DEFAULT_MAX_MOLECULES = 50

@@ -1,5 +1,5 @@
 """Batches of bags: the project's one batching path (training, validation and prediction; PyG's ``Batch`` is not
-used for bags, docs/architecture.md "Batching" gives the measurements).
+used for bags, experiments/performance.md "Batching paths" gives the measurements).
 
 A batch concatenates the fields of its bags (:class:`~.bagdata.BagData`, or any mapping with the same fields) and
 shifts the index fields by what comes before each bag: ``edge_index`` by its atoms, ``atom2mol`` by its

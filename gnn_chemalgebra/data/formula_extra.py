@@ -80,7 +80,7 @@ def build_formula_extra(
 ) -> dict[str, Any]:
     """Write ``out`` (see the module docstring) and return its manifest. Without ``leftover_labels`` the added
     lines carry ``"roles_only": true`` in their meta: they teach roles, and their leftovers (mostly ones the
-    benchmark never writes) are not training labels; with it they are (measured: worse, see docs/experiments.md)."""
+    benchmark never writes) are not training labels; with it they are (measured: worse, see experiments/studies.md)."""
     from .build import bundled_data_dir, cross_halves, file_info, generate_lines, write_columns
     from .extra import (
         REMOVED_DUP_EXTRA,

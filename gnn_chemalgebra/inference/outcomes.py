@@ -2,7 +2,7 @@
 line can be compared with them (part of ``in_domain``, :class:`~gnn_chemalgebra.inference.trust.DomainIndex`).
 
 The in-domain index compares the molecules a line consumes with the training reactions; this compares what the
-line writes. Three checks, each measured on the bundled SMILES model's lines (``docs/calibration.md``):
+line writes. Three checks, each measured on the bundled SMILES model's lines (``experiments/calibration.md``):
 
 * a by-product fewer than :data:`MIN_BYPRODUCT` training reactions wrote: the benchmark's rebalancing writes a
   small, closed set of by-products (621 distinct SMILES over the 113,395 training reactions of the extra build:

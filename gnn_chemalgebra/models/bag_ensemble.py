@@ -2,9 +2,9 @@
 
 Independent runs disagree on a good share of the lines they miss (two F_T1_x1 models, 82.2 and 80.7 validation EM
 alone, are right one or the other on 85.4% of the lines), so averaging their heads can buy accuracy with
-checkpoints already trained; a much weaker member pulls a strong one down, measured (docs/model.md,
-"Ensembles"). The ensemble returns the outputs of one :class:`~.gnn.BagGNN` (same keys, same shapes), so the
-runner and the decoder read it unchanged.
+checkpoints already trained; a much weaker member pulls a strong one down, measured (experiments/studies.md,
+"Longer, restarted and averaged runs"). The ensemble returns the outputs of one :class:`~.gnn.BagGNN` (same keys,
+same shapes), so the runner and the decoder read it unchanged.
 """
 
 from __future__ import annotations
