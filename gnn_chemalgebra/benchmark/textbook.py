@@ -112,8 +112,19 @@ class _Models:
             out[rec["line"] - 1] = rec
         for n, err in res.refused:
             out[n - 1] = {"line": n, "error": err}
-        name = self.names.get(repr) or str(default_checkpoint(repr))
-        return out, name
+        return out, self.names.get(repr) or str(default_checkpoint(repr))
+
+
+def _file_fact(path: str | Path) -> dict[str, str]:
+    """A file as a record names it: relative to the working folder where it lies below it, with its sha256."""
+    from ..io import sha256_file
+
+    p = Path(path).resolve()
+    try:
+        shown = str(p.relative_to(Path.cwd().resolve()))
+    except ValueError:
+        shown = str(path)
+    return {"path": shown, "sha256": sha256_file(p)} if p.is_file() else {"path": shown}
 
 
 def _with(opts: Any, **changes: Any) -> Any:
@@ -207,9 +218,9 @@ def run_textbook(opts: TextbookOptions, log: Callable[[str], None] = lambda m: N
             "limit": opts.limit,
             "settings": list(opts.settings),
             "scoring": "exact match, gnnca evaluate --mode strict",
-            "data": str(opts.data),
         },
-        "checkpoints": checkpoints,
+        "checkpoints": {style: _file_fact(path) for style, path in checkpoints.items()},
+        "data": {p: _file_fact(opts.data / f"{p}.tsv") for p in parts},
         "reactions": {p: sum(r.part == p for r in rows) for p in parts},
         "classes": len({r.cls for r in rows}),
         "table": table,

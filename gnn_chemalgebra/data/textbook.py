@@ -161,7 +161,7 @@ def check_row(row: TextbookReaction) -> None:
                 raise InputError(f"{what}: RDKit cannot read the molecule", term=t.mol)
     src, out = bag_composition(row.reactants, "smiles"), bag_composition(row.outcome, "smiles")
     if src != out:
-        short, extra = dict(src - out), dict(out - src)
+        short, extra = dict(sorted((src - out).items())), dict(sorted((out - src).items()))
         raise InputError(f"{row.id}: the outcome does not balance the reactants (missing {short}, extra {extra})")
     made = {_key(t.mol) for t in row.outcome_terms()} - {_key(t.mol) for t in row.spectators()}
     for t in parse_bag(row.main, default_coef=1):
