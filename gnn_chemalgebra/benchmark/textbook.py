@@ -73,13 +73,15 @@ class _Models:
     (each serves the representation it reads)."""
 
     def __init__(self, opts: TextbookOptions) -> None:
-        from ..inference.predict_command import PredictOptions, Predictors
+        from ..inference.decoder import extent_rule_for
+        from ..inference.predict_command import PredictOptions, Predictors, check_options
 
+        extent_rule_for([], opts.extent)  # an unknown rule is one line, before a model loads
         base = PredictOptions(
             input="-", extent=opts.extent, line_type=opts.line_type, top_k=opts.top_k, skip_invalid=True,
             device=opts.device, settings=list(opts.settings),
         )  # fmt: skip
-        self.base = base
+        check_options(base)  # --line-type and --set as gnnca predict checks them
         self.by_repr: dict[str, Any] = {}
         self.names: dict[str, str] = {}
         if not opts.checkpoints:
