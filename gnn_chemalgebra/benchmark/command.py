@@ -477,4 +477,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
             typer.echo(f"{m['checkpoint']}\n{m['table']}\n")
         typer.echo(res["path"])
 
+    from .textbook_command import register_textbook
+
+    register_textbook(bench, wrap, _command)
     return bench
