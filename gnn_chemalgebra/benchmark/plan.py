@@ -211,6 +211,10 @@ def plan_cells(opts: BenchOptions, rates: dict[str, Any]) -> list[Cell]:
     return cells
 
 
+def _hours(h: float) -> str:
+    return f"{h:.2f}" if h < 1 else f"{h:.1f}"
+
+
 def format_plan(opts: BenchOptions, rates: dict[str, Any] | None = None) -> str:
     """The dry run's report: prerequisites, one line per cell, the estimate and where its rates come from."""
     rates = rates or load_rates()
@@ -230,8 +234,8 @@ def format_plan(opts: BenchOptions, rates: dict[str, Any] | None = None) -> str:
     n_run = sum(c.run for c in cells)
     lines += [
         "",
-        f"Estimate: {total:.1f} CPU hours (one thread per run) for {n_run} of {len(cells)} cells"
-        + (f", {missing:.1f} of them for missing prerequisites" if missing else "")
+        f"Estimate: {_hours(total)} CPU hours (one thread per run) for {n_run} of {len(cells)} cells"
+        + (f", {_hours(missing)} of them for missing prerequisites" if missing else "")
         + "; the data build is not counted.",
         f"Rates: {RATES_FILE.name} in the package ({rates['about']})",
     ]
