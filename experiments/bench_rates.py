@@ -108,8 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     }
     predict["gnn_naive"] = {**predict["gnn_formula"], "from": "as gnn_formula (the same predictor)"}
     rates = {
-        "about": "one CPU thread per run; training rates are the benchmark's own runs, on a shared 2-core machine, "
-        "so an estimate is a rough guide, not a promise",
+        "about": "wall-clock rates of one-thread runs on a shared 2-core machine (the benchmark's own runs), so an "
+        "idle core is faster: a rough guide, not a promise",
         "command": "python experiments/bench_rates.py " + " ".join(sys.argv[1:] if argv is None else argv),
         "train_s_per_step": {k: v for k, v in train.items() if not k.startswith("_")},
         "edit_model_steps": train["_edit_steps"],
