@@ -59,7 +59,7 @@ class Prerequisite:
     what: str
     path: Path
     present: bool
-    command: str  # what makes it
+    remedy: str  # what to do when it is missing: the command that makes it
     hours: float = 0.0
 
 
@@ -84,28 +84,31 @@ def refuse_held_records(opts: BenchOptions, resume: bool | None) -> None:
         )
 
 
-def _edit_command(path: str) -> str:
+def _edit_remedy(path: str) -> str:
     """A checkpoint ``runs/<name>/best.pt`` of a preset ``configs/<name>.yaml`` is made by training that preset."""
     p = Path(path)
     if p.name in ("best.pt", "last.pt") and p.parent.parent == Path("runs"):
-        return f"gnnca train --config configs/{p.parent.name}.yaml"
-    return "gnnca train --config configs/edits_cpu.yaml, then pass its runs/edits_cpu/best.pt"
+        return f"make it first with `gnnca train --config configs/{p.parent.name}.yaml`"
+    return "make it first with `gnnca train --config configs/edits_cpu.yaml` and pass its runs/edits_cpu/best.pt"
 
 
 def prerequisites(opts: BenchOptions, rates: dict[str, Any]) -> list[Prerequisite]:
     gopts = opts.gnn or GnnOptions(built=opts.built)
     topts = opts.transformer or TransformerOptions(built=opts.built)
     build = f"gnnca data build --out {opts.built}" + (" --extra" if "extra" in opts.built.name else "")
-    out = [Prerequisite("built data", opts.built, opts.built.is_dir(), build)]
+    out = [Prerequisite("built data", opts.built, opts.built.is_dir(), f"make it first with `{build}`")]
+    preset = "run from the repository root (its configs/ folder) or pass {} with a preset file"
     if "gnn" in opts.stages or "naive" in opts.stages or "transformer" in opts.stages:
-        out.append(Prerequisite("GNN preset", Path(gopts.config), Path(gopts.config).is_file(), "a configs/ preset"))
+        path = Path(gopts.config)
+        out.append(Prerequisite("GNN preset", path, path.is_file(), preset.format("--config")))
     if "transformer" in opts.stages:
-        out.append(Prerequisite("Transformer preset", Path(topts.config), Path(topts.config).is_file(), "a preset"))
+        path = Path(topts.config)
+        out.append(Prerequisite("Transformer preset", path, path.is_file(), preset.format("--tf-config")))
     wants_smiles = any(variant_props(v)["repr"] == "smiles" for v in _variants(opts))
     if gopts.edit_checkpoint and "gnn" in opts.stages and wants_smiles:
         path = Path(gopts.edit_checkpoint)
         hours = rates["train_s_per_step"]["edits"]["value"] * rates["edit_model_steps"]["value"] / 3600
-        out.append(Prerequisite("edit model", path, path.is_file(), _edit_command(gopts.edit_checkpoint), hours))
+        out.append(Prerequisite("edit model", path, path.is_file(), _edit_remedy(gopts.edit_checkpoint), hours))
     return out
 
 
@@ -113,7 +116,7 @@ def check_prerequisites(opts: BenchOptions) -> None:
     """The first missing prerequisite as one line naming the command that makes it (before any work starts)."""
     for p in prerequisites(opts, load_rates()):
         if not p.present:
-            raise InputError(f"{p.what} not found: make it first with `{p.command}`", path=str(p.path))
+            raise InputError(f"{p.what} not found: {p.remedy}", path=str(p.path))
 
 
 def _variants(opts: BenchOptions) -> list[str]:
@@ -221,7 +224,7 @@ def format_plan(opts: BenchOptions, rates: dict[str, Any] | None = None) -> str:
     pre, cells = prerequisites(opts, rates), plan_cells(opts, rates)
     lines = ["gnnca bench run --dry-run: nothing is trained or written.", "", "Prerequisites (made first):"]
     for p in pre:
-        state = "present" if p.present else f"MISSING: make it with `{p.command}`"
+        state = "present" if p.present else f"MISSING: {p.remedy}"
         cost = f" (~{p.hours:.2f} CPU h)" if not p.present and p.hours else ""
         lines.append(f"  {p.what}: {p.path}: {state}{cost}")
     lines += ["", "Cells:"]

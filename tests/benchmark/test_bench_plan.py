@@ -63,7 +63,7 @@ def test_dry_run_on_a_fresh_folder_lists_every_cell_and_the_cost_and_writes_noth
     assert "naive F_T1_x1 std: run" in out and "naive F_T2_x1 std: run" in out and "naive S_T1_x1" not in out
     assert "merge: run" in out and "skip" not in out
     assert f"built data: {built}: present" in out
-    assert "edit model:" in out and "MISSING: make it with `gnnca train --config configs/edits_cpu.yaml" in out
+    assert "edit model:" in out and "MISSING: make it first with `gnnca train --config configs/edits_cpu.yaml" in out
     total = re.search(r"Estimate: ([\d.]+) CPU hours \(one thread per run\) for (\d+) of (\d+) cells", out)
     assert total and float(total.group(1)) > 0 and total.group(2) == total.group(3)
     assert "Rates: rates.json" in out
@@ -75,7 +75,7 @@ def test_dry_run_before_the_build_names_the_data_command(tmp_path: Path):
     code, out = _run(tmp_path / "built" / "full", tmp_path, "--dry-run", "--variants", "F_T1_x1", "--stages",
                      "ceilings,gnn,merge", "--tasks", "std")  # fmt: skip
     assert code == 0, out
-    assert f"MISSING: make it with `gnnca data build --out {tmp_path / 'built' / 'full'}`" in out
+    assert f"MISSING: make it first with `gnnca data build --out {tmp_path / 'built' / 'full'}`" in out
     assert "ceilings F_T1_x1: run: score 47,518 test lines" in out  # the local build's test lines
     assert "gnn F_T1_x1 std: run: train in" in out and "predict 35,644 lines" in out
 
@@ -105,6 +105,9 @@ def test_a_missing_edit_model_stops_the_run_before_any_training(built: Path, tmp
     assert code == 2 and len(out.strip().splitlines()) == 1 and "Traceback" not in out
     assert f"{missing}: edit model not found: make it first with" in out
     assert not (tmp_path / "results").exists() and not (tmp_path / "runs").exists()  # nothing started
+    code, out = _run(built, tmp_path, "--config", str(tmp_path / "none.yaml"))
+    assert code == 2 and "GNN preset not found: run from the repository root" in out and "pass --config" in out
+    assert not (tmp_path / "results").exists()
     if Path("runs/edits_cpu/best.pt").exists():
         return  # trained in this checkout: not missing here
     code, out = _run(built, tmp_path, "--edit-checkpoint", "runs/edits_cpu/best.pt", "--variants", "S_T1_x1")
