@@ -222,7 +222,11 @@ def format_plan(opts: BenchOptions, rates: dict[str, Any] | None = None) -> str:
     """The dry run's report: prerequisites, one line per cell, the estimate and where its rates come from."""
     rates = rates or load_rates()
     pre, cells = prerequisites(opts, rates), plan_cells(opts, rates)
-    lines = ["gnnca bench run --dry-run: nothing is trained or written.", "", "Prerequisites (made first):"]
+    lines = [
+        "gnnca bench run --dry-run: nothing is trained or written.",
+        "",
+        "Prerequisites (checked before anything runs):",
+    ]
     for p in pre:
         state = "present" if p.present else f"MISSING: {p.remedy}"
         cost = f" (~{p.hours:.2f} CPU h)" if not p.present and p.hours else ""
