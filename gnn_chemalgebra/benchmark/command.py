@@ -28,15 +28,22 @@ merge        prefix ceilings; benchmark.json, benchmark_table.md,
 
 Files go to --out. Budgets are optimiser steps, never wall-clock minutes.
 
---resume (default): a record already in its results file is skipped; a
-finished run folder (RUNS/<variant>/<model>_<task>/DONE) is reused, an
-interrupted one continues from last.pt, and complete prediction files are
-re-scored, not recomputed. --no-resume redoes the named stages from scratch.
+--dry-run prints the plan and writes nothing: each cell run or skipped and
+why, the prerequisites (built data, presets, --edit-checkpoint) and the CPU
+hours at measured rates. A missing prerequisite stops the run, one line naming
+the command that makes it, before anything trains.
+
+--resume: a record already in its results file is skipped; a finished run
+folder (RUNS/<variant>/<model>_<task>/DONE) is reused, an interrupted one
+continues from last.pt, and complete prediction files are re-scored, not
+recomputed. --no-resume redoes the named stages from scratch. Neither: an
+--out folder that holds records of the named stages is refused.
 Every record carries the command that produced it.
 
 \b
 Examples:
-gnnca bench run --built built/full
+gnnca bench run --built built/full --out results/mine --dry-run
+gnnca bench run --built built/full --out results/mine
 gnnca bench run --stages gnn,merge --variants F_T1_x1 --steps 500
 gnnca bench run --stages merge --readme experiments/comparison.md
 """
@@ -90,7 +97,10 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         stages: str = typer.Option(ALL_STAGES, "--stages", help="Comma-separated stages (see above)."),
         variants: str = typer.Option("", "--variants", help="Comma-separated short names, e.g. F_T1_x1 (all)."),
         naive_variants: str = typer.Option("F_T1_x1,F_T2_x1", "--naive-variants", help="Variants of the ablation."),
-        resume: bool = typer.Option(True, "--resume/--no-resume", help="Skip finished records and runs."),
+        resume: bool | None = typer.Option(
+            None, "--resume/--no-resume", help="Keep finished records and runs, or redo them (see above)."
+        ),
+        dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan and its cost; run nothing."),
         readme: Path = typer.Option(None, "--readme", help="merge: also update the tables between its markers."),
         config: str = typer.Option("configs/gnn_bench.yaml", "--config", help="GNN preset."),
         steps: int = typer.Option(4000, "--steps", help="GNN optimiser steps per run (formula variants)."),
@@ -130,10 +140,12 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         tf_set: list[str] = typer.Option([], "--tf-set", help="Transformer config override (repeatable)."),
     ) -> None:
         from .gnn import GnnOptions
-        from .pipeline import BenchOptions, run_stages
+        from .pipeline import BenchOptions, check_stages, run_stages
+        from .plan import check_prerequisites, format_plan, refuse_held_records
         from .transformer import TransformerOptions
 
-        common = {"built": built, "threads": threads, "training_data": training_data, "resume": resume}
+        keep = resume is not False
+        common = {"built": built, "threads": threads, "training_data": training_data, "resume": keep}
         gnn = GnnOptions(
             runs=runs, config=config, steps=steps, steps_smiles=steps_smiles, tasks=_split(tasks),
             t1_cross_from_std=t1_cross_from_std, limit_test=limit_test, limit_test_smiles=limit_test_smiles,
@@ -147,9 +159,15 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
         )  # fmt: skip
         opts = BenchOptions(
             built=built, out=out, stages=_split(stages), variants=_split(variants),
-            naive_variants=_split(naive_variants), resume=resume, readme=readme, command=_command(ctx),
+            naive_variants=_split(naive_variants), resume=keep, readme=readme, command=_command(ctx),
             gnn=gnn, transformer=tf, log=lambda m: typer.echo(m, err=True),
         )  # fmt: skip
+        check_stages(opts, need_built=not dry_run)
+        refuse_held_records(opts, resume)
+        if dry_run:
+            typer.echo(format_plan(opts))
+            return
+        check_prerequisites(opts)
         records = run_stages(opts)
         if records:
             typer.echo((out / "benchmark_table.md").read_text(encoding="utf-8"))

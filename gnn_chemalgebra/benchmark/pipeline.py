@@ -84,27 +84,63 @@ def gnn_step_floor(gnn: list[Record], variant: str, task: str, training_data: st
     return max(steps) if steps else None
 
 
-def run_stages(opts: BenchOptions) -> list[Record]:
-    """Run the requested stages; returns the merged records when ``merge`` ran, else the empty list."""
+def ceilings_done(have: list[Record], variant: str) -> bool:
+    return any(r["variant"] == variant_short(variant) and r["model"] in CEILING_MODELS for r in have)
+
+
+def trivial_done(have: list[Record], variant: str) -> bool:
+    return any(r["variant"] == variant_short(variant) for r in have)
+
+
+def gnn_done(have: list[Record], gopts: GnnOptions, model: str, variant: str, settings: tuple[str, ...]) -> bool:
+    """Every record of the cell exists, and each run that stopped at its step budget met today's (a larger
+    --steps continues a run that stopped at its budget, and scores it again; records from before the stop
+    reason was kept count as finished, as they did)."""
+    keys = set(_keys(model, variant, settings, gopts.training_data))
+    recs = [r for r in have if record_key(r) in keys]
+    budget = step_budget(gopts, variant)
+    return has_all(have, keys) and all(
+        "stop_reason" not in r or budget_met({"step": r.get("train_steps") or 0, **r}, budget) for r in recs
+    )
+
+
+def transformer_done(
+    have: list[Record], topts: TransformerOptions, variant: str, settings: tuple[str, ...], steps: int
+) -> bool:
+    keys = set(_keys(topts.model_name, variant, settings, topts.training_data))
+    recs = [r for r in have if record_key(r) in keys]
+    return len(recs) == len(keys) and all(
+        finished({**r.get("train", {}), "step": r.get("steps", 0)}, steps) for r in recs
+    )
+
+
+def check_stages(opts: BenchOptions, need_built: bool = True) -> list[str]:
+    """The stages known and the built folder present (when a stage reads it and ``need_built``); returns the
+    variants to run."""
     unknown = [s for s in opts.stages if s not in STAGES]
     if unknown:
         raise InputError(f"unknown stage {unknown[0]!r} (stages: {', '.join(STAGES)})")
-    if not opts.built.is_dir() and any(s != "merge" for s in opts.stages):
+    if need_built and not opts.built.is_dir() and any(s != "merge" for s in opts.stages):
         raise InputError("built data folder not found (gnnca data build --out ...)", path=str(opts.built))
+    return resolve_variants(opts.built, opts.variants) if opts.built.is_dir() else []
+
+
+def run_stages(opts: BenchOptions) -> list[Record]:
+    """Run the requested stages; returns the merged records when ``merge`` ran, else the empty list."""
+    variants = check_stages(opts)
     out, log = opts.out, opts.log
     out.mkdir(parents=True, exist_ok=True)
-    variants = resolve_variants(opts.built, opts.variants) if opts.built.is_dir() else []
     gopts = opts.gnn or GnnOptions(built=opts.built)
     gopts.resume = opts.resume
     if "ceilings" in opts.stages:
         have = load_records(out / "ceilings.json") if opts.resume else []
         for v in variants:
-            if not any(r["variant"] == variant_short(v) and r["model"] in CEILING_MODELS for r in have):
+            if not ceilings_done(have, v):
                 have = update_records(out / "ceilings.json", ceiling_records(opts.built, v))
                 log(f"ceilings {variant_short(v)}: done")
     if "trivial" in opts.stages:
         have = load_records(out / "trivial.json") if opts.resume else []
-        todo = [v for v in variants if not any(r["variant"] == variant_short(v) for r in have)]
+        todo = [v for v in variants if not trivial_done(have, v)]
         update_records(out / "trivial.json", trivial_records(opts.built, todo, opts.command, log))
     for stage, model in (("gnn", "gnn"), ("naive", "gnn_naive")):
         if stage not in opts.stages:
@@ -114,14 +150,7 @@ def run_stages(opts: BenchOptions) -> list[Record]:
             have = load_records(out / "gnn.json") if opts.resume else []
 
             def done(model: str, task: str, settings: tuple[str, ...], v: str = v, have: list = have) -> bool:
-                keys = set(_keys(model, v, settings, gopts.training_data))
-                recs = [r for r in have if record_key(r) in keys]
-                # a larger --steps continues a run that stopped at its budget, and scores it again (records from
-                # before the stop reason was kept count as finished, as they did)
-                budget = step_budget(gopts, v)
-                return has_all(have, keys) and all(
-                    "stop_reason" not in r or budget_met({"step": r.get("train_steps") or 0, **r}, budget) for r in recs
-                )
+                return gnn_done(have, gopts, model, v, settings)
 
             update_records(out / "gnn.json", gnn_records(gopts, v, [model], opts.command, done, log))
     if "transformer" in opts.stages:
@@ -134,11 +163,7 @@ def run_stages(opts: BenchOptions) -> list[Record]:
             have = load_records(out / "transformer.json") if opts.resume else []
 
             def tf_done(task: str, settings: tuple[str, ...], steps: int, v: str = v, have: list = have) -> bool:
-                keys = set(_keys(topts.model_name, v, settings, topts.training_data))
-                recs = [r for r in have if record_key(r) in keys]
-                return len(recs) == len(keys) and all(
-                    finished({**r.get("train", {}), "step": r.get("steps", 0)}, steps) for r in recs
-                )
+                return transformer_done(have, topts, v, settings, steps)
 
             def gnn_steps(variant: str, task: str) -> int | None:
                 return gnn_step_floor(gnn, variant, task, topts.training_data)

@@ -46,9 +46,20 @@ LOCAL_VALID_FRACTION = 0.1
 X5_SPLITS = ("train", "train_cross")
 
 
+# Said when no source reactions are found: where a user gets them
+SOURCE_HINT = (
+    "pass --source DIR, a folder laid out like data/ of the gnn-chemalgebra repository (uspto_mit_mapped/, "
+    "uspto_mit_tgt/; its data/README.md names each upstream set: USPTO-MIT from connorcoley/rexgen_direct and "
+    "CC-SXF/DataSet-USPTO), or install the wheel, which ships them"
+)
+
+
 def bundled_data_dir() -> Path:
-    """The repository's ``data/`` folder (works from a clone or an editable install)."""
-    return Path(__file__).resolve().parents[2] / "data"
+    """The bundled source reactions: ``gnn_chemalgebra/source_data`` in an installed wheel (pyproject maps the
+    repository's ``data/`` there), else the repository's ``data/`` (a clone or an editable install)."""
+    package = Path(__file__).resolve().parents[1]
+    packaged = package / "source_data"
+    return packaged if packaged.is_dir() else package.parent / "data"
 
 
 # The reactions of the split being processed: forked workers read them, so only index ranges travel to
@@ -272,8 +283,9 @@ def build_all(
     """
     out = Path(out)
     src_dir = Path(source) if source is not None else bundled_data_dir()
-    if not src_dir.is_dir():
-        raise InputError("source folder not found", path=str(src_dir))
+    if not (src_dir / "uspto_mit_mapped").is_dir():
+        what = "source folder not found" if not src_dir.is_dir() else "no uspto_mit_mapped/ in the source folder"
+        raise InputError(f"{what}: {SOURCE_HINT}", path=str(src_dir))
     workers = workers or os.cpu_count() or 1
     has_train = find_source_file(src_dir / "uspto_mit_mapped", "train.txt") is not None
     protocol = "paper" if has_train else "local"

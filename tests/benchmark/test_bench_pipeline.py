@@ -34,7 +34,7 @@ def _args(root: Path, *extra: str) -> list[str]:
         "--runs", str(root / "runs" / "bench"), "--tf-runs", str(root / "runs"), "--readme", str(root / "README.md"),
         "--config", "configs/gnn_tiny.yaml", "--steps", "6", "--naive-limit", "4",
         "--set", "train.tensorboard=false", "--tf-config", "configs/transformer_tiny.yaml", "--tf-steps", "4",
-        "--tf-limit-test", "5", *extra,
+        "--tf-limit-test", "5", "--resume", *extra,
     ]  # fmt: skip
 
 
