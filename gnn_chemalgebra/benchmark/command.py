@@ -477,4 +477,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
             typer.echo(f"{m['checkpoint']}\n{m['table']}\n")
         typer.echo(res["path"])
 
+    from .compact import add_compact_command
+
+    add_compact_command(bench, wrap)
     return bench
