@@ -114,6 +114,17 @@ def write_checksums(folder: str | Path, names: Sequence[str]) -> Path:
     return path
 
 
+def relist_checksums(*paths: str | Path) -> None:
+    """Files just written on purpose by the project's own tools (a refitted calibration sidecar) re-listed in the
+    ``checksums.json`` beside them, when there is one; the other entries stay as they are."""
+    for path in map(Path, paths):
+        listing = path.parent / CHECKSUMS
+        if not listing.is_file() or not path.is_file():
+            continue
+        listed = json.loads(listing.read_text(encoding="utf-8")).get("files", {})
+        write_checksums(path.parent, sorted({*listed, path.name}))
+
+
 def verify_checksum(path: str | Path) -> None:
     """Raise one :class:`InputError` line when ``path`` is listed in the ``checksums.json`` beside it and its
     sha256 differs (a damaged or altered shipped file); files not listed, or without such a file, pass. The hash

@@ -54,6 +54,7 @@ from ..io import (
     atomic_write_json,
     checkpoint_paths,
     file_stamp,
+    relist_checksums,
     sha256_cached,
     sha256_file,
     verify_checksum,
@@ -688,6 +689,7 @@ class Trust:
             atomic_write_bytes(npz, buf.getvalue())
             written = npz
         atomic_write_json(js, d)
+        relist_checksums(js, *([] if written is None else [written]))  # a shipped folder keeps a true list
         return js, written
 
     # ----------------------------------------------------------------- annotating records

@@ -58,6 +58,13 @@ def test_compact_rewrites_the_folder_and_rebinds_the_sidecars(tmp_path: Path) ->
     assert CliRunner().invoke(app, ["bench", "compact", str(tmp_path), "--full", "edit.pt"]).exit_code == 0
     assert torch.equal(load_checkpoint(tmp_path / "gnn.pt")["model"]["0.weight"], loaded["model"]["0.weight"])
     assert Trust.load_for(tmp_path / "gnn.pt") is not None and first == sha256_file(tmp_path / "gnn.pt")
+    # a calibration refitted into the folder re-lists its sidecar; the checkpoints' entries stay
+    refit = {"edit_sha256": sha256_file(tmp_path / "edit.pt"), "note": "refitted"}
+    Trust("smiles", meta=refit).save(tmp_path / "gnn.pt")
+    relisted = json.loads((tmp_path / CHECKSUMS).read_text())["files"]
+    assert relisted[js.name]["sha256"] == sha256_file(js) != listed[js.name]["sha256"]
+    assert relisted["gnn.pt"]["sha256"] == first and set(relisted) == set(listed)
+    assert Trust.load_for(tmp_path / "gnn.pt").meta["note"] == "refitted"
 
 
 def test_compact_refuses_a_folder_without_checkpoints_and_an_unknown_full_name(tmp_path: Path) -> None:
