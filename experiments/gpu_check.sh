@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# GPU readiness in one run (about 8 minutes on one GPU, no network needed): every figure is a JSON file under $OUT.
+# GPU readiness in one run (sized for 8 minutes on one GPU; no network needed): every figure is a JSON file under $OUT.
 #
 #   OUT=/path/to/empty/folder experiments/gpu_check.sh                       # on a machine with CUDA
 #   GPU_CHECK_DEVICE=cpu OUT=/tmp/gpu_check experiments/gpu_check.sh        # the same steps, tiny, on the CPU
@@ -12,12 +12,12 @@
 #   predict    gnnca predict with the bundled models on CUDA and on the CPU, same lines: predictions compared
 #   torchrun   a torchrun launch (one process, the distributed sampler) of gnnca train
 # $OUT/summary.json holds each step's exit code and wall seconds; the script exits 1 when a step failed.
-# PYTHON (default python) must have the project's dependencies; the package is read from this checkout.
+# PYTHON (default: python, else python3) must have the project's dependencies; the package is read from this checkout.
 set -uo pipefail
 SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 cd "$(dirname "$SELF")/.."
 DEVICE="${GPU_CHECK_DEVICE:-cuda}"
-PY="${PYTHON:-python}"
+PY="${PYTHON:-$(command -v python || command -v python3)}"
 export OUT="${OUT:-$(mktemp -d)}"
 mkdir -p "$OUT"
 if [ -z "${GPU_CHECK_WORK:-}" ]; then  # the first invocation; each step runs as "$SELF --step ..." under timeout
@@ -27,7 +27,7 @@ if [ -z "${GPU_CHECK_WORK:-}" ]; then  # the first invocation; each step runs as
 fi
 WORK="$GPU_CHECK_WORK"
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
-if [ "$DEVICE" = cpu ]; then  # the reduced mode: every path once, in about a minute
+if [ "$DEVICE" = cpu ]; then  # the reduced mode: every path once, tiny sizes
   LIMIT=60; STEPS=4; GLINES=24; GEPOCHS=1; NF=6; NS=0; DDP_STEPS=2; STEP_TIMEOUT=120
   SMALL=(--set model.hidden=16 --set model.layers=1 --set train.batch_size=8)
 else
