@@ -1,4 +1,8 @@
-"""Checkpoints written atomically and loaded without executing pickled code (``weights_only=True``)."""
+"""Checkpoints written atomically and loaded without executing pickled code (``weights_only=True``).
+
+A checkpoint may store its larger weight matrices in half precision (:func:`compact_state`, marked in its meta);
+:func:`load_checkpoint` casts them back to float32, so every caller sees full-precision tensors. A checkpoint
+listed in a ``checksums.json`` beside it (the bundled models) is checked against its sha256 when loaded."""
 
 from __future__ import annotations
 
@@ -12,7 +16,10 @@ from typing import Any
 import torch
 
 from .errors import InputError
-from .io import atomic_write_bytes
+from .io import atomic_write_bytes, verify_checksum
+
+COMPACT = "compact"  # meta entry of a compact checkpoint: which tensors are stored in which dtype
+HALF_DTYPES = {"float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 def save_checkpoint(path: str | Path, state: dict[str, Any]) -> None:
@@ -54,18 +61,22 @@ def load_checkpoint(
     *,
     require: Sequence[str] = ("model",),
     kind: str = "gnn-chemalgebra",
+    check: bool = True,
 ) -> dict[str, Any]:
     """Entries of a checkpoint written by :func:`save_checkpoint`; JSON entries decoded.
 
     Every failure (missing, a folder, empty, text or foreign file, truncated archive, pickled Python objects
     that a safe load refuses, an entry of ``require`` missing) is one :class:`InputError` line naming the file;
-    ``kind`` names the expected checkpoint in that line.
+    ``kind`` names the expected checkpoint in that line. ``check=False`` skips the ``checksums.json`` check (for
+    the command that rewrites that list).
     """
     path = Path(path)
     if not path.exists():
         raise InputError("checkpoint not found", path=str(path))
     if path.is_dir():
         raise InputError("is a folder, not a checkpoint file", path=str(path))
+    if check:
+        verify_checksum(path)
     try:
         with warnings.catch_warnings():  # torch warns about pickle protocols before failing
             warnings.simplefilter("ignore")
@@ -86,6 +97,7 @@ def load_checkpoint(
                 raise InputError(f"corrupt checkpoint: entry {k!r} is not JSON text", path=str(path)) from None
         else:
             out[k] = v
+    _restore_full_precision(out, path)
     missing = [k for k in require if k not in out]
     if missing:
         found = ", ".join(sorted(str(k) for k in out)[:8]) or "nothing"
@@ -94,6 +106,48 @@ def load_checkpoint(
             path=str(path),
         )
     return out
+
+
+def compact_state(ck: dict[str, Any], dtype: str = "float16", keep: Sequence[str] = ()) -> dict[str, Any]:
+    """``ck`` (as :func:`load_checkpoint` returns it) for shipping: every floating weight matrix of ``ck['model']``
+    (two or more dimensions, the bulk of the bytes) stored as ``dtype``, except the tensors named in ``keep``;
+    biases, norms and buffers stay float32. The tensors cast are listed in ``meta['compact']``, which is how the
+    loader knows to cast them back; optimiser, scheduler and RNG state are dropped."""
+    if dtype not in HALF_DTYPES:
+        raise InputError(f"compact dtype must be one of {', '.join(HALF_DTYPES)}, got {dtype!r}")
+    model = dict(ck["model"])
+    cast = [
+        name
+        for name, t in model.items()
+        if isinstance(t, torch.Tensor) and t.dtype == torch.float32 and t.dim() >= 2 and name not in keep
+    ]
+    for name in cast:
+        model[name] = model[name].to(HALF_DTYPES[dtype])
+    meta = {k: v for k, v in (ck.get("meta") or {}).items() if k not in ("rng", COMPACT)}
+    meta[COMPACT] = {"entry": "model", "dtype": dtype, "tensors": cast}
+    drop = {"optimizer", "scheduler", "scaler", "rng", "model", "meta", COMPACT}
+    return {**{k: v for k, v in ck.items() if k not in drop}, "model": model, "meta": meta}
+
+
+def _restore_full_precision(out: dict[str, Any], path: Path) -> None:
+    """Cast the tensors a compact checkpoint stores in half precision back to float32, in place; the marker moves
+    from ``meta`` to ``out['compact']`` (the loaded state is full precision, and saving it again writes it so)."""
+    meta = out.get("meta")
+    info = meta.pop(COMPACT, None) if isinstance(meta, dict) else None
+    if info is None:
+        return
+    state = out.get(info.get("entry", "model"))
+    dtype = HALF_DTYPES.get(info.get("dtype"))
+    if not isinstance(state, dict) or dtype is None:
+        raise InputError("corrupt checkpoint: its compact marker names no weights or an unknown dtype", path=str(path))
+    for name in info.get("tensors", []):
+        t = state.get(name)
+        if not isinstance(t, torch.Tensor) or t.dtype != dtype:
+            raise InputError(
+                f"corrupt checkpoint: compact tensor {name!r} is not stored as {info['dtype']}", path=str(path)
+            )
+        state[name] = t.float()
+    out[COMPACT] = info
 
 
 def _load_failure(path: Path, err: Exception) -> str:

@@ -1,4 +1,5 @@
-"""Atomic file writes and hashing: a file is either the old one or the complete new one, never truncated."""
+"""Atomic file writes and hashing: a file is either the old one or the complete new one, never truncated; the
+sha256 list of a folder of shipped files (checksums.json) written and checked."""
 
 from __future__ import annotations
 
@@ -7,13 +8,17 @@ import json
 import os
 import tempfile
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+from .errors import InputError
 
 # Fault injection for the kill-and-resume tests: pause (seconds) after the temp file is complete and before the
 # rename, so a test can SIGKILL a process in the middle of a checkpoint write. Unset in normal use.
 _PAUSE_ENV = "GNNCA_FAULT_PAUSE_BEFORE_RENAME"
+CHECKSUMS = "checksums.json"  # sha256 of the files of a folder of shipped checkpoints
 
 
 def current_umask() -> int:
@@ -76,6 +81,72 @@ def sha256_file(path: str | Path, chunk: int = 1 << 20) -> str:
         while block := fh.read(chunk):
             h.update(block)
     return h.hexdigest()
+
+
+def file_stamp(path: str | Path) -> tuple[str, int, int]:
+    """A file as (resolved path, size, modification time): what hash caches are keyed by, so a file rewritten in
+    place is read again ((path, -1, -1) when it cannot be read)."""
+    p = Path(path).resolve()
+    try:
+        st = p.stat()
+    except OSError:
+        return str(p), -1, -1
+    return str(p), st.st_size, st.st_mtime_ns
+
+
+@lru_cache(maxsize=32)
+def _sha256_stamped(path: str, size: int, mtime: int) -> str:
+    return sha256_file(path)
+
+
+def sha256_cached(path: str | Path) -> str:
+    """:func:`sha256_file`, computed once per process for a file unchanged since (same size and mtime)."""
+    return _sha256_stamped(*file_stamp(path))
+
+
+def write_checksums(folder: str | Path, names: Sequence[str]) -> Path:
+    """Write ``folder/checksums.json``: the sha256 and size of each named file, sorted (what
+    :func:`verify_checksum` reads)."""
+    folder = Path(folder)
+    files = {n: {"sha256": sha256_cached(folder / n), "bytes": (folder / n).stat().st_size} for n in sorted(names)}
+    path = folder / CHECKSUMS
+    atomic_write_json(path, {"format": 1, "algorithm": "sha256", "files": files})
+    return path
+
+
+def relist_checksums(*paths: str | Path) -> None:
+    """Files just written on purpose by the project's own tools (a refitted calibration sidecar) re-listed in the
+    ``checksums.json`` beside them, when there is one; the other entries stay as they are."""
+    for path in map(Path, paths):
+        listing = path.parent / CHECKSUMS
+        if not listing.is_file() or not path.is_file():
+            continue
+        listed = json.loads(listing.read_text(encoding="utf-8")).get("files", {})
+        write_checksums(path.parent, sorted({*listed, path.name}))
+
+
+def verify_checksum(path: str | Path) -> None:
+    """Raise one :class:`InputError` line when ``path`` is listed in the ``checksums.json`` beside it and its
+    sha256 differs (a damaged or altered shipped file); files not listed, or without such a file, pass. The hash
+    is computed once per process for an unchanged file."""
+    path = Path(path)
+    listing = path.parent / CHECKSUMS
+    if not listing.is_file():
+        return
+    try:
+        want = json.loads(listing.read_text(encoding="utf-8"))["files"].get(path.name, {}).get("sha256")
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        raise InputError("unreadable checksum list (expected a 'files' map of sha256)", path=str(listing)) from None
+    if want is None:
+        return
+    got = sha256_cached(path)
+    if got != want:
+        raise InputError(
+            f"checksum mismatch: sha256 {got[:12]}... differs from {want[:12]}... in {CHECKSUMS}; the file is "
+            "damaged or was changed (reinstall the package or restore the file; after replacing a shipped model on "
+            "purpose, run gnnca bench compact on its folder)",
+            path=str(path),
+        )
 
 
 def read_lines(path: str | Path) -> list[str]:

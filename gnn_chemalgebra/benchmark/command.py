@@ -498,4 +498,8 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
     from .textbook_command import register_textbook
 
     register_textbook(bench, wrap, _command)
+
+    from .compact import add_compact_command
+
+    add_compact_command(bench, wrap)
     return bench

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from ..io import atomic_write_text
+from ..io import CHECKSUMS, atomic_write_text
 from .records import METRICS, Record, read_marker
 
 KEEP = ("model", "epoch", "config", "featurizer", "versions")
@@ -59,6 +59,8 @@ def export_model(
     if card is not None:
         atomic_write_text(card, model_card(dst, ck, records, read_marker(run_dir) or {}))
         log(f"wrote {card}")
+    if (dst.parent / CHECKSUMS).is_file():  # a shipped folder: its list no longer matches the new file
+        log(f"{dst.parent} has a {CHECKSUMS}: run gnnca bench compact {dst.parent} before predicting with {dst.name}")
 
 
 def model_card(dst: Path, ck: dict[str, Any], records: Sequence[Record], summary: dict[str, Any]) -> str:

@@ -49,7 +49,16 @@ from ..chem.bag import parse_bag
 from ..chem.composition import CHARGE_KEY
 from ..chem.molecule import composition
 from ..errors import ChemAlgebraError, InputError
-from ..io import atomic_write_bytes, atomic_write_json, checkpoint_paths, sha256_file
+from ..io import (
+    atomic_write_bytes,
+    atomic_write_json,
+    checkpoint_paths,
+    file_stamp,
+    relist_checksums,
+    sha256_cached,
+    sha256_file,
+    verify_checksum,
+)
 from .outcomes import TrainingOutcomes
 
 FORMAT = 1
@@ -633,6 +642,9 @@ class Trust:
         js, npz = sidecar_paths(parts[0])
         if not js.is_file() or not Path(parts[0]).is_file():
             return None
+        for shipped in (js, npz):  # a bundled sidecar is listed in checksums.json: refused when its bytes changed
+            if shipped.is_file():
+                verify_checksum(shipped)
         try:
             d = json.loads(js.read_text())
         except (OSError, ValueError) as exc:
@@ -643,7 +655,7 @@ class Trust:
         if cal and (cal.get("features") != list(FEATURES) or cal.get("alt_features") != list(ALT_FEATURES)):
             return None  # written for other features: uncalibrated until fitted again
         want = d.get("checkpoint_sha256")
-        if want and want != _sha256_cached(*_stamp(parts[0])):
+        if want and want != sha256_cached(parts[0]):
             return None  # written for another version of this file
         return cls.from_json(d, npz if npz.is_file() else None)
 
@@ -677,6 +689,7 @@ class Trust:
             atomic_write_bytes(npz, buf.getvalue())
             written = npz
         atomic_write_json(js, d)
+        relist_checksums(js, *([] if written is None else [written]))  # a shipped folder keeps a true list
         return js, written
 
     # ----------------------------------------------------------------- annotating records
@@ -755,22 +768,6 @@ def _beam_share(cands: Sequence[tuple[int | None, str, float]], conf: float) -> 
     return ((1.0 - conf) * w / (1.0 + w.sum())).tolist()
 
 
-def _stamp(path: str | Path) -> tuple[str, int, int]:
-    """A file as (resolved path, size, modification time): what the caches below are keyed by, so a file
-    rewritten in place is read again."""
-    p = Path(path).resolve()
-    try:
-        st = p.stat()
-    except OSError:
-        return str(p), -1, -1
-    return str(p), st.st_size, st.st_mtime_ns
-
-
-@lru_cache(maxsize=16)
-def _sha256_cached(path: str, size: int, mtime: int) -> str:
-    return sha256_file(path)
-
-
 def annotate_uncalibrated(records: Sequence[dict[str, Any]], repr: str, top_k: int = 1) -> Sequence[dict[str, Any]]:
     """The trust fields for a checkpoint without sidecars: the raw confidence, ``calibrated: false``, no domain."""
     return Trust(repr).annotate_many(records, top_k)
@@ -803,7 +800,7 @@ def edit_model_sha256(predictor: Any) -> str | None:
     """sha256 of :func:`edit_model_path` (``None`` when there is none): a SMILES calibration is only valid with
     the edit model whose product graphs it was fitted on."""
     path = edit_model_path(predictor)
-    return None if path is None or not path.is_file() else _sha256_cached(*_stamp(path))
+    return None if path is None or not path.is_file() else sha256_cached(path)
 
 
 def type1_model_path(predictor: Any) -> Path | None:
@@ -815,7 +812,7 @@ def type1_model_path(predictor: Any) -> Path | None:
 def type1_model_sha256(predictor: Any) -> str | None:
     """sha256 of :func:`type1_model_path`: the Type-1 calibration belongs to the model that wrote those lines."""
     path = type1_model_path(predictor)
-    return None if path is None else _sha256_cached(*_stamp(path))
+    return None if path is None else sha256_cached(path)
 
 
 def decode_settings(settings: Any) -> dict[str, Any]:
@@ -863,7 +860,7 @@ def trust_for(predictor: Any) -> Trust | None:
     parts = checkpoint_paths(str(src.checkpoint))
     edit = edit_model_path(predictor)
     extra = [p for p in (edit, type1_model_path(predictor)) if p is not None]
-    stamps = [_stamp(p) for p in [*parts, *sidecar_paths(parts[0]), *extra]]
+    stamps = [file_stamp(p) for p in [*parts, *sidecar_paths(parts[0]), *extra]]
     key = tuple(stamps)
     if key not in _FOR_PREDICTOR:
         trust = Trust.load_for(src.checkpoint)

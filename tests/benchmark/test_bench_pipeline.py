@@ -11,6 +11,7 @@ from typer.testing import CliRunner
 
 from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.data.dataset import write_toy_variant
+from gnn_chemalgebra.errors import InputError
 
 pytestmark = pytest.mark.integration
 SPLITS = {"train": 32, "valid": 8, "test_in": 8, "test_out": 8, "train_cross": 32, "valid_cross": 8, "test_cross": 8}
@@ -126,6 +127,16 @@ def test_export_any_run_folder(bench, tmp_path):
     assert "optimizer" not in ck and ck["meta"]["test_metrics"] == [] and ck["meta"]["source_run"].endswith("best.pt")
     res = CliRunner().invoke(app, ["bench", "export", "--to", str(dst)])
     assert res.exit_code == 2 and "give --variant (a bench run) or --run" in res.output
+    # into a shipped folder (one with checksums.json): the list is stale until bench compact rewrites it
+    shipped = tmp_path / "shipped"
+    shipped.mkdir()
+    (shipped / "checksums.json").write_text('{"files": {"plain.pt": {"sha256": "0"}}}')
+    res = CliRunner().invoke(app, ["bench", "export", "--run", str(run), "--to", str(shipped / "plain.pt")])
+    assert res.exit_code == 0 and "run gnnca bench compact" in res.stderr, res.output
+    with pytest.raises(InputError, match="checksum mismatch"):
+        load_checkpoint(shipped / "plain.pt")
+    assert CliRunner().invoke(app, ["bench", "compact", str(shipped)]).exit_code == 0
+    assert load_checkpoint(shipped / "plain.pt")["compact"]["dtype"] == "float16"
 
 
 @pytest.mark.parametrize(
