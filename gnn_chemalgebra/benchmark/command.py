@@ -477,4 +477,7 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
             typer.echo(f"{m['checkpoint']}\n{m['table']}\n")
         typer.echo(res["path"])
 
+    from .conformal_command import add_conformal_command
+
+    add_conformal_command(bench, wrap, _command)
     return bench
