@@ -127,7 +127,9 @@ def test_min_confidence_keeps_alignment(fitted: Path, tmp_path: Path) -> None:
     conf = {i: json.loads(x)["confidence"] for i, x in enumerate(plain) if "confidence" in json.loads(x)}
     assert len(conf) == 3
     cut = sorted(conf.values())[1]  # abstain on the least confident of the three
-    code, out, err = _predict([str(src), "--checkpoint", str(fitted), "--skip-invalid", "--min-confidence", str(cut)])
+    # the confidence alone: lines out of domain kept (tests/inference/test_conformal_predict.py abstains on them)
+    args = ["--skip-invalid", "--min-confidence", str(cut), "--keep-out-of-domain"]
+    code, out, err = _predict([str(src), "--checkpoint", str(fitted), *args])
     assert code == 0 and len(out) == len(lines)
     kept = [i for i in conf if conf[i] >= cut]
     assert [i for i, x in enumerate(out) if x] == kept
