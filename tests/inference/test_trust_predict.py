@@ -196,9 +196,12 @@ def test_python_api_has_the_trust_fields(fitted: Path) -> None:
     (amounts,) = load_predictor(fitted).predict("{3}CH3COCl.{2}C7H9N.{2}C6H15N")
     assert amounts.extent_rule == "limiting" and not amounts.calibrated and "limiting" in amounts.calibration_note
     p = load_predictor(fitted, extent="bayes")
-    (a, b) = p.predict("{3}CH3COCl.{2}C7H9N.{2}C6H15N\n{1}C2H5TeCl.{1}CH4O", top_k=2, min_confidence=0.0)
+    lines = "{3}CH3COCl.{2}C7H9N.{2}C6H15N\n{1}C2H5TeCl.{1}CH4O"
+    (a, b) = p.predict(lines, top_k=2, min_confidence=0.0, keep_out_of_domain=True)
     assert a.calibrated and isinstance(a.confidence, float) and a.top_k[0] == (a.prediction, a.confidence)
     assert b.in_domain is False and not b.abstained
+    (_, out) = p.predict(lines, min_confidence=0.0)  # out of domain: abstained on unless kept, as gnnca predict does
+    assert out.abstained and out.prediction == "" and out.in_domain is False
     (c,) = p.predict("{1}C2H5TeCl.{1}CH4O", min_confidence=1.0)
     assert c.abstained and c.prediction == ""
 
