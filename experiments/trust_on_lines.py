@@ -78,6 +78,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint", type=Path, help="the model whose fit applies (with --conformal)")
     ap.add_argument("--top-k", type=int, default=5)
     ap.add_argument("--repr", choices=("formula", "smiles"), required=True)
+    ap.add_argument("--meta", type=Path, help="meta-*.jsonl of the records' lines (with --drop-meta)")
+    ap.add_argument("--drop-meta", type=Path, help="leave out the lines whose reaction this meta file lists")
     args = ap.parse_args(argv)
     from gnn_chemalgebra.inference.conformal import ConformalTable, annotate_sets
     from gnn_chemalgebra.io import read_lines, sha256_file
@@ -85,6 +87,13 @@ def main(argv: list[str] | None = None) -> int:
     records = [json.loads(x) for x in read_lines(args.records)]
     records = [r for r in records if "prediction" in r and r.get("error") is None and not r.get("blank")]
     targets = read_lines(args.targets)
+    if args.drop_meta is not None:  # e.g. test_in without the reactions of a shifted split
+        drop = {json.loads(x)["rxn"] for x in read_lines(args.drop_meta)}
+        rxn = [json.loads(x)["rxn"] for x in read_lines(args.meta)]
+        keep = [i for i, r in enumerate(records) if rxn[r["line"] - 1] not in drop]
+        records, targets = [records[i] for i in keep], [targets[records[i]["line"] - 1] for i in keep]
+    if not records:
+        raise SystemExit(f"{args.records}: no predicted line")
     repr = args.repr
     rows = []
     summary = trust(records, targets, repr)
