@@ -86,8 +86,14 @@ class Prediction:
         return cls(line, source, "", (), 0, "", 0.0, False, None, rec, error=error)
 
     @classmethod
-    def from_record(cls, rec: Mapping[str, Any], min_confidence: float | None = None) -> Prediction:
-        abstain = min_confidence is not None and float(rec["confidence"]) < min_confidence
+    def from_record(
+        cls, rec: Mapping[str, Any], min_confidence: float | None = None, keep_out_of_domain: bool = False
+    ) -> Prediction:
+        """A record as a :class:`Prediction`; with ``min_confidence``, abstained below it, and on a line out of
+        domain unless ``keep_out_of_domain`` (as ``gnnca predict --min-confidence``)."""
+        abstain = min_confidence is not None and (
+            float(rec["confidence"]) < min_confidence or (rec.get("in_domain") is False and not keep_out_of_domain)
+        )
         roles = tuple(
             MoleculeRole(m["mol"], m["role"], m["nu"], m["confidence"], m["best_role"]) for m in rec["molecules"]
         )
@@ -167,6 +173,7 @@ class ReactionPredictor:
         top_k: int = 1,
         min_confidence: float | None = None,
         skip_invalid: bool = False,
+        keep_out_of_domain: bool = False,
     ) -> list[Prediction]:
         """Predict reaction lines: ``{k}MOL.{k}MOL`` bags (SMILES or formulas), bare ``MOL.MOL`` or reaction
         SMILES ``reactants>reagents>``; one string may hold several lines. One result per line, in order:
@@ -177,7 +184,8 @@ class ReactionPredictor:
         ``gnnca predict`` does (the same stream). ``workers > 1`` decodes batches in that many processes (large
         inputs; call it under ``if __name__ == "__main__":`` in a script, as multiprocessing's spawn requires).
         ``top_k``: the K best distinct balanced lines in ``Prediction.top_k``; ``min_confidence``: a prediction
-        below it is returned with ``abstained`` true and an empty ``prediction``; ``skip_invalid``: a bad line is
+        below it, or out of domain (``in_domain`` false) unless ``keep_out_of_domain``, is returned with
+        ``abstained`` true and an empty ``prediction``; ``skip_invalid``: a bad line is
         returned in its place with ``error`` set (as ``gnnca predict --skip-invalid``) instead of raising."""
         from .inference.predict_command import check_options, collect, line_stream, max_chars_of
         from .inference.source import text_lines
@@ -194,7 +202,7 @@ class ReactionPredictor:
         items = _text_items(lines)
         stream = line_stream(opts, self._predictors, "<input>")
         res = collect(stream, text_lines(items, max_chars_of(opts), "<input>"))
-        out = [Prediction.from_record(r, min_confidence) for r in res.records]
+        out = [Prediction.from_record(r, min_confidence, keep_out_of_domain) for r in res.records]
         out += [Prediction.refused(n, items[n - 1], e) for n, e in res.refused]  # numbered as text_lines does
         out += [Prediction.passed_over(n, items[n - 1]) for n in res.blank]
         out.sort(key=lambda p: p.line)

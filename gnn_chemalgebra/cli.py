@@ -422,20 +422,32 @@ def predict_cmd(
     ),
     quiet: bool = typer.Option(False, "--quiet", help="No progress bar (shown for more than 1,000 lines on a tty)."),
     top_k: int = typer.Option(
-        1,
+        None,
         "--top-k",
         help="The K best distinct balanced lines with their calibrated probabilities, most probable first, in "
-        "--json under 'top_k' (the beam is widened to K; with --columns also as text columns).",
+        "--json under 'top_k' (the beam is widened to K; with --columns also as text columns). Default 1, or 5 "
+        "with --coverage.",
     ),
     min_confidence: float = typer.Option(
         None,
         "--min-confidence",
-        help="Abstain below this calibrated confidence (0-1): an empty output line, the reason on stderr, counted; "
-        "line numbers stay aligned with the input.",
+        help="Abstain below this calibrated confidence (0-1), and on lines out of domain (in_domain false): an "
+        "empty output line, the reason on stderr, counted; line numbers stay aligned with the input.",
+    ),
+    keep_out_of_domain: bool = typer.Option(
+        False, "--keep-out-of-domain", help="With --min-confidence: keep lines out of domain."
     ),
     columns: bool = typer.Option(
         False, "--columns", help="Text output as tab-separated columns: each top-k line, then its probability."
     ),
+    coverage: float = typer.Option(
+        None,
+        help="Conformal sets: per line the fewest top-k lines holding the right one with this probability (0.9) on "
+        "lines like the validation lines fitted. --json adds prediction_set and set_size; a text line is the set "
+        "size, then each line and its probability, tab separated (0: no line probable enough; NA: no set, why on "
+        "stderr).",
+    ),
+    conformal: Path = typer.Option(None, help="Sidecar of --coverage (default: <checkpoint>.conformal.json)."),
 ) -> None:
     """Predict balanced target lines (benchmark format) for reactions with or without coefficients.
 
@@ -443,6 +455,7 @@ def predict_cmd(
     as each batch is done. Lines that no hypothesis balances are written unchanged, marked "fallback": true in
     --json, counted on stderr. Exit 2 when a line is refused (or, with --skip-invalid, when every line is)."""
     from .inference.predict_command import PredictOptions, run_predict
+    from .inference.predict_sets import DEFAULT_SET_K
 
     opts = PredictOptions(
         input=input,
@@ -466,9 +479,12 @@ def predict_cmd(
         batch_size=batch_size,
         workers=workers,
         quiet=quiet,
-        top_k=top_k,
+        top_k=top_k if top_k is not None else (DEFAULT_SET_K if coverage is not None else 1),
         min_confidence=min_confidence,
         columns=columns,
+        keep_out_of_domain=keep_out_of_domain,
+        coverage=coverage,
+        conformal=conformal,
     )
     code = run_predict(opts, echo=lambda msg: typer.echo(msg, err=True), after_load=lazy_imports.resume_gc)
     if code:

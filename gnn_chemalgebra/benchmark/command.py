@@ -495,11 +495,11 @@ def build_bench_app(wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) ->
             typer.echo(f"{m['checkpoint']}\n{m['table']}\n")
         typer.echo(res["path"])
 
+    from .compact import add_compact_command
+    from .conformal_command import add_conformal_command
     from .textbook_command import register_textbook
 
     register_textbook(bench, wrap, _command)
-
-    from .compact import add_compact_command
-
     add_compact_command(bench, wrap)
+    add_conformal_command(bench, wrap, _command)
     return bench

@@ -18,6 +18,8 @@ from ..chem.limits import Limits, limit_error
 from ..config import DecodeConfig
 from ..errors import InputError
 from ..io import checkpoint_paths
+from .conformal import text_line as _set_text
+from .predict_sets import RunTrust, check_trust_options
 from .report import count_fallbacks, fallback_reason
 from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
 from .source import LineSource, RawLine, text_lines
@@ -54,6 +56,9 @@ class PredictOptions:
     top_k: int = 1
     min_confidence: float | None = None
     columns: bool = False
+    keep_out_of_domain: bool = False  # --min-confidence keeps lines the in-domain index marks out of domain
+    coverage: float | None = None  # conformal prediction sets at this coverage (:mod:`.predict_sets`)
+    conformal: Path | None = None  # the conformal sidecar (default: beside the checkpoint)
 
 
 def limits_of(opts: PredictOptions) -> Limits:
@@ -114,7 +119,8 @@ class Predictors:
 
         self.opts = opts
         self.extent = extent
-        self.domain = opts.as_json if domain is None else domain
+        self.trust = RunTrust(opts)  # conformal sets, out-of-domain abstention
+        self.domain = (opts.as_json or self.trust.abstain_ood) if domain is None else domain
         self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
         self.after_load = after_load
         self._loaded: dict[str, Any] = {}
@@ -130,6 +136,7 @@ class Predictors:
             options = PredictorOptions(edit, self.extent, overrides=tuple(self.opts.settings))
             self._loaded[path] = Predictor.from_checkpoint(path, self.device, options)
             self._loaded[path].second_opinion = self._wants_second_opinion(self._loaded[path])
+            self.trust.check_model(self._loaded[path])  # no conformal fit for it: one line, nothing predicted
             if self.after_load is not None:
                 self.after_load()
                 self.after_load = None
@@ -158,6 +165,7 @@ class Predictors:
         if key not in self._trust:
             self._trust[key] = trust_for(predictor)
         annotate_records(records, self._trust[key], predictor.repr, self.opts.top_k, domain=self.domain)
+        self.trust.annotate(predictor, records)
 
     def fixed(self) -> Any | None:
         """The checkpoint the user named ($GNNCA_CHECKPOINT included), loaded; ``None`` for the bundled ones."""
@@ -208,7 +216,8 @@ def run_predict(
     options, the checkpoint or a line (without ``skip_invalid``) raise :class:`InputError`."""
     out = out if out is not None else sys.stdout
     check_options(opts)
-    if opts.top_k > 1 and not (opts.as_json or opts.columns):
+    check_trust_options(opts)
+    if opts.top_k > 1 and not (opts.as_json or opts.columns or opts.coverage is not None):
         k = opts.top_k
         echo(f"gnnca: --top-k {k}: the alternatives are shown with --json or --columns; text lines are the best")
     if opts.beam > 1 and not opts.as_json:
@@ -229,7 +238,7 @@ def run_predict(
     try:
         source = LineSource(stream_in, name, max_chars_of(opts))
         stream = line_stream(opts, predictors, name, on_unequal=unequal_notice)
-        records = _write(stream, source, opts, out, echo)
+        records = _write(stream, source, opts, out, echo, predictors.trust)
     finally:
         if fh is not None:
             fh.close()
@@ -237,6 +246,7 @@ def run_predict(
         from .draw import draw_reactions  # RDKit drawing + PIL: only when asked
 
         draw_reactions(records, opts.draw, stream.use or "smiles")
+    predictors.trust.report(stream.counts.predicted, echo)
     return _report(stream.counts, opts, echo)
 
 
@@ -409,9 +419,10 @@ def _batch_predictor(opts: PredictOptions) -> Callable[[Any, list], list[dict[st
 
 
 def _write(
-    stream: LineStream, source: LineSource, opts: PredictOptions, out: TextIO, echo: Callable[[str], None]
+    stream: LineStream, source: LineSource, opts: PredictOptions, out: TextIO, echo: Callable[[str], None], trust: Any
 ) -> list[dict[str, Any]]:
-    """Write each flushed group of outcomes and flush the output; refusals go to stderr as they happen."""
+    """Write each flushed group of outcomes and flush the output; refusals go to stderr as they happen; lines out
+    of domain abstained on with --min-confidence (:meth:`~.predict_sets.RunTrust.outcomes`)."""
     from ..progress import bar, wanted
 
     keep = opts.draw is not None
@@ -419,7 +430,7 @@ def _write(
     total = _count_lines(opts.input) if opts.input != "-" and wanted(1001, quiet=opts.quiet) else None
     show = total is not None and wanted(total, quiet=opts.quiet)
     with bar(total or 0, "predict", enabled=show) as b:
-        for group in stream.run(source, source.ready):
+        for group in trust.outcomes(stream.run(source, source.ready)):
             text = "\n".join(json.dumps(o.json()) if opts.as_json else _text(o, opts) for o in group)
             try:
                 out.write(text + "\n")
@@ -442,8 +453,10 @@ def _write(
 
 
 def _text(o: Any, opts: PredictOptions) -> str:
-    """A text output line: the prediction, or with ``--columns`` the top-k lines and their probabilities, tab
-    separated (``line<TAB>p<TAB>line2<TAB>p2 ...``)."""
+    """A text output line: the prediction, with ``--columns`` the top-k lines and their probabilities, tab
+    separated (``line<TAB>p<TAB>line2<TAB>p2 ...``), with ``--coverage`` the set (:func:`~.conformal.text_line`)."""
+    if o.record is not None and o.abstained is None and opts.coverage is not None:
+        return _set_text(o.record)
     if not opts.columns or o.record is None or o.abstained is not None:
         return o.text()
     return "\t".join(f"{row['prediction']}\t{row['probability']:.4f}" for row in o.record.get("top_k") or [])

@@ -127,7 +127,9 @@ def test_min_confidence_keeps_alignment(fitted: Path, tmp_path: Path) -> None:
     conf = {i: json.loads(x)["confidence"] for i, x in enumerate(plain) if "confidence" in json.loads(x)}
     assert len(conf) == 3
     cut = sorted(conf.values())[1]  # abstain on the least confident of the three
-    code, out, err = _predict([str(src), "--checkpoint", str(fitted), "--skip-invalid", "--min-confidence", str(cut)])
+    # the confidence alone: lines out of domain kept (tests/inference/test_conformal_predict.py abstains on them)
+    args = ["--skip-invalid", "--min-confidence", str(cut), "--keep-out-of-domain"]
+    code, out, err = _predict([str(src), "--checkpoint", str(fitted), *args])
     assert code == 0 and len(out) == len(lines)
     kept = [i for i in conf if conf[i] >= cut]
     assert [i for i, x in enumerate(out) if x] == kept
@@ -194,9 +196,12 @@ def test_python_api_has_the_trust_fields(fitted: Path) -> None:
     (amounts,) = load_predictor(fitted).predict("{3}CH3COCl.{2}C7H9N.{2}C6H15N")
     assert amounts.extent_rule == "limiting" and not amounts.calibrated and "limiting" in amounts.calibration_note
     p = load_predictor(fitted, extent="bayes")
-    (a, b) = p.predict("{3}CH3COCl.{2}C7H9N.{2}C6H15N\n{1}C2H5TeCl.{1}CH4O", top_k=2, min_confidence=0.0)
+    lines = "{3}CH3COCl.{2}C7H9N.{2}C6H15N\n{1}C2H5TeCl.{1}CH4O"
+    (a, b) = p.predict(lines, top_k=2, min_confidence=0.0, keep_out_of_domain=True)
     assert a.calibrated and isinstance(a.confidence, float) and a.top_k[0] == (a.prediction, a.confidence)
     assert b.in_domain is False and not b.abstained
+    (_, out) = p.predict(lines, min_confidence=0.0)  # out of domain: abstained on unless kept, as gnnca predict does
+    assert out.abstained and out.prediction == "" and out.in_domain is False
     (c,) = p.predict("{1}C2H5TeCl.{1}CH4O", min_confidence=1.0)
     assert c.abstained and c.prediction == ""
 

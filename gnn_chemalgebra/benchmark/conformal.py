@@ -1,0 +1,146 @@
+"""``gnnca bench conformal``: fit conformal prediction sets on validation lines (split conformal).
+
+For each checkpoint: predict the first ``limit`` lines of each validation file (``src-valid.txt``; Type-1
+variants read as Type 1, Type-2 as Type 2, the benchmark's ``bayes`` extent rule, a beam of ``k``, as
+``gnnca predict --extent bayes --top-k k --json`` writes them), give each line its ``top_k`` alternatives with
+the calibrated probabilities of the sidecar beside the checkpoint, mark which alternative is the right line (exact
+match with ``tgt-valid.txt``), and keep the quantiles of the nonconformity scores per line kind, per k (1..k) and
+per coverage (:mod:`gnn_chemalgebra.inference.conformal`). Test lines are never read. The sidecar is written
+atomically to ``--out`` (JSON, no pickle); the prediction records can be kept in ``--records`` for a refit.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..io import atomic_write_json, read_lines, sha256_file
+from .calibration import LineSet, exact_labels, line_sets, predict_set
+
+
+def parse_variants(spec: str) -> list[tuple[str, int | None]]:
+    """``T1_x1:2000,T2_x1:1000`` -> ``[("T1_x1", 2000), ("T2_x1", 1000)]`` (no ``:N``: every line)."""
+    out: list[tuple[str, int | None]] = []
+    for item in (x.strip() for x in spec.split(",")):
+        if not item:
+            continue
+        name, _, n = item.partition(":")
+        if n and (not n.isdigit() or int(n) < 1):
+            raise InputError(f"--valid: {item!r}: the line count after ':' must be a positive whole number")
+        out.append((name, int(n) if n else None))
+    if not out:
+        raise InputError("--valid names no variant")
+    return out
+
+
+def labelled_rows(
+    records: Sequence[dict[str, Any]], targets: Sequence[str], repr: str
+) -> list[tuple[list[float], list[bool]]]:
+    """Per record: the probabilities of its ``top_k`` rows and whether each row is the right line."""
+    out = []
+    for rec, tgt in zip(records, targets, strict=True):
+        rows = rec.get("top_k") or []
+        right = exact_labels([r["prediction"] for r in rows], [tgt] * len(rows), repr)
+        out.append(([float(r["probability"]) for r in rows], right))
+    return out
+
+
+def fit_model(
+    checkpoint: Path,
+    built: Path,
+    variants: Sequence[tuple[str, int | None]],
+    *,
+    k: int,
+    coverages: Sequence[float],
+    score: str,
+    cache: Path | None,
+    log: Callable,
+) -> Any:
+    """The :class:`~gnn_chemalgebra.inference.conformal.ModelFit` of one checkpoint."""
+    from ..inference.conformal import ModelFit, fit_kind
+    from ..inference.predictor import Predictor, PredictorOptions
+    from ..inference.trust import annotate_records, calibration_kind, sidecar_paths, trust_for
+
+    if not checkpoint.is_file():
+        raise InputError("no such checkpoint", path=str(checkpoint))
+    predictor = Predictor.from_checkpoint(checkpoint, options=PredictorOptions(extent="bayes", second_opinion=True))
+    repr = predictor.repr
+    trust = trust_for(predictor)
+    trust_json = sidecar_paths(checkpoint)[0]
+    if trust is None:
+        log(f"{checkpoint.name}: no calibration sidecar for it: the sets read the raw confidences")
+    name = checkpoint.name.removesuffix(".pt")
+    rows: dict[int, list[tuple[list[float], list[bool]]]] = defaultdict(list)
+    files: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    prefix = "S_" if repr == "smiles" else "F_"
+    for variant, limit in variants:
+        if variant[:2] in ("F_", "S_") and variant[:2] != prefix:
+            continue  # a variant of the other representation: the other checkpoint's
+        ls: LineSet = line_sets(built, repr, [variant], "valid")[0]
+        recs = predict_set(predictor, ls, k, limit, cache, name, log)
+        annotate_records(recs, trust, repr, top_k=k, domain=False)
+        targets = read_lines(ls.tgt)[: len(recs)]
+        labelled = labelled_rows(recs, targets, repr)
+        for rec, row in zip(recs, labelled, strict=True):
+            rows[calibration_kind(rec)].append(row)
+        em = sum(r[1][0] for r in labelled if r[1]) / max(len(labelled), 1)
+        files[ls.line_type].append({"src": str(ls.src), "lines": len(recs), "EM": round(em, 4)})
+        log(f"{ls.name}: {len(recs)} validation lines, EM {100 * em:.2f}")
+    if not rows:
+        raise InputError(f"--valid names no variant in {checkpoint.name}'s representation ({repr})")
+    kinds = {kind: fit_kind(r, range(1, k + 1), coverages, score, files[kind]) for kind, r in sorted(rows.items())}
+    return ModelFit(
+        checkpoint.name,
+        sha256_file(checkpoint),
+        None if trust is None else sha256_file(trust_json),
+        repr,
+        kinds,
+    )
+
+
+def run_conformal(
+    checkpoints: Sequence[Path],
+    built: Path,
+    *,
+    valid: str = "T1_x1,T2_x1",
+    k: int = 5,
+    coverages: Sequence[float] | None = None,
+    score: str = "lac",
+    records: Path | None = None,
+    out: Path = Path("results/conformal/conformal.json"),
+    command: str = "",
+    log: Callable = print,
+) -> dict[str, Any]:
+    """Fit every checkpoint, write the sidecar to ``out``; returns it (with ``path``)."""
+    import torch
+
+    from ..inference.conformal import COVERAGES, SCORES, ConformalTable
+
+    if score not in SCORES:
+        raise InputError(f"--score must be one of {', '.join(SCORES)}, got {score!r}")
+    if k < 1:
+        raise InputError(f"--top-k must be at least 1, got {k}")
+    coverages = tuple(coverages or COVERAGES)
+    for c in coverages:
+        if not 0.0 < c < 1.0:
+            raise InputError(f"--coverages: each must lie strictly between 0 and 1, got {c}")
+    if out.is_dir():
+        raise InputError("--out is a folder; name the sidecar file", path=str(out))
+    torch.set_num_threads(1)
+    variants = parse_variants(valid)
+    models = [
+        fit_model(Path(c), built, variants, k=k, coverages=coverages, score=score, cache=records, log=log)
+        for c in checkpoints
+    ]
+    fitted = {"command": command, "built": str(built), "valid": valid, "top_k": k, "coverages": list(coverages)}
+    table = ConformalTable(score, models, fitted)
+    d = table.to_json()
+    atomic_write_json(out, d)
+    for m in models:
+        for kind, kf in sorted(m.kinds.items()):
+            q = kf.quantiles[k].get(0.9, "-")
+            log(f"{m.checkpoint} Type {kind}: {kf.lines} lines, outside top-{k}: {kf.outside[k]}, q(0.9) = {q}")
+    return {**d, "path": str(out)}

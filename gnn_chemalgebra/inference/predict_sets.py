@@ -1,0 +1,148 @@
+"""What ``gnnca predict --coverage`` and ``--min-confidence`` (without ``--keep-out-of-domain``) add to a run:
+conformal prediction sets written into each record, and out-of-domain lines abstained on.
+
+The conformal sidecar is the file of ``--conformal``, else ``<checkpoint>.conformal.json`` beside the checkpoint
+(:func:`~.conformal.sidecar_path`); it must hold a fit for the very checkpoint (its sha256) and calibration sidecar
+the run uses, else the run stops with one line before any line is predicted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputError
+from ..io import checkpoint_paths
+from .conformal import ConformalTable, ModelFit, annotate_sets, check_coverage, sidecar_path
+
+DEFAULT_SET_K = 5  # --top-k when --coverage is given without it: the k the bundled sets are fitted for
+
+
+def check_trust_options(opts: Any) -> None:
+    """``--coverage``, ``--conformal`` and ``--keep-out-of-domain`` checked before any work: one
+    :class:`InputError` line each."""
+    if opts.keep_out_of_domain and opts.min_confidence is None:
+        raise InputError("--keep-out-of-domain goes with --min-confidence (without it no line is abstained on)")
+    coverage, conformal, columns = opts.coverage, opts.conformal, opts.columns
+    if coverage is None:
+        if conformal is not None:
+            raise InputError("--conformal names the sets' sidecar: it goes with --coverage")
+        return
+    if not 0.0 < coverage < 1.0:
+        raise InputError(f"--coverage must lie strictly between 0 and 1, got {coverage}")
+    if columns:
+        raise InputError("--columns and --coverage are two text formats: pass one of them")
+    if conformal is not None:
+        ConformalTable.load(conformal)  # missing or malformed: one line now
+
+
+class ConformalSets:
+    """The sets of one run: the sidecar (given or found beside each checkpoint), the fit of each predictor's
+    checkpoint, and a count of the lines that got no set (by reason)."""
+
+    def __init__(self, coverage: float, k: int, path: Path | None = None) -> None:
+        self.coverage, self.k, self.path = coverage, k, path
+        self.table = None if path is None else ConformalTable.load(path)
+        self._fits: dict[int, tuple[ModelFit, str]] = {}
+        self.no_set: Counter = Counter()
+
+    def fit_for(self, predictor: Any) -> tuple[ModelFit, str]:
+        """The fit (and score) for a predictor; raises one line when there is none that matches it."""
+        key = id(predictor)
+        if key not in self._fits:
+            self._fits[key] = self._resolve(predictor)
+        return self._fits[key]
+
+    def _resolve(self, predictor: Any) -> tuple[ModelFit, str]:
+        from .trust import _sha256_cached, _stamp, sidecar_paths, trust_for
+
+        src = getattr(predictor, "source", None)
+        parts = [] if src is None else checkpoint_paths(str(src.checkpoint))
+        if len(parts) != 1:
+            raise InputError("--coverage needs one checkpoint: conformal sets are fitted per model, not ensembles")
+        ckpt = Path(parts[0])
+        path = self.path or sidecar_path(ckpt)
+        if self.table is None and not path.is_file():
+            raise InputError(
+                f"no conformal sidecar beside the checkpoint ({path.name}): pass --conformal FILE "
+                "(fit one: gnnca bench conformal)",
+                path=str(ckpt),
+            )
+        table = self.table or ConformalTable.load(path)
+        fit = table.for_checkpoint(_sha256_cached(*_stamp(ckpt)))
+        if fit is None:
+            names = ", ".join(m.checkpoint for m in table.models) or "none"
+            raise InputError(
+                f"no conformal fit for {ckpt.name} as it is now (fitted for: {names}; its sha256 differs or it is "
+                "not listed): fit again with gnnca bench conformal",
+                path=str(path),
+            )
+        trust = trust_for(predictor)
+        js = sidecar_paths(ckpt)[0]
+        now = None if trust is None or not js.is_file() else _sha256_cached(*_stamp(js))
+        if fit.trust_sha256 != now:
+            raise InputError(
+                f"the conformal fit of {ckpt.name} read other confidences than now (its calibration sidecar "
+                "changed, or is missing): fit again with gnnca bench conformal",
+                path=str(path),
+            )
+        check_coverage(self.coverage, fit)
+        return fit, table.score
+
+    def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
+        fit, score = self.fit_for(predictor)
+        annotate_sets(records, fit, self.coverage, self.k, score)
+        self.no_set.update(r["conformal_note"] for r in records if r.get("prediction_set") is None)
+
+    def report(self, echo: Callable[[str], None]) -> None:
+        for note, n in self.no_set.most_common():
+            echo(f"gnnca: {n} line(s) have no prediction set (NA in text output, null in --json): {note}")
+
+
+def abstain_out_of_domain(groups: Iterable[list[Any]], counter: Counter) -> Iterator[list[Any]]:
+    """The stream's outcome groups, with every predicted line the in-domain index marks out of domain abstained on
+    (``abstained``: the reason, from ``domain_notes``); ``counter`` counts them. Lines without an index
+    (``in_domain`` null) are kept."""
+    for group in groups:
+        for o in group:
+            rec = o.record
+            if rec is None or o.abstained is not None or rec.get("in_domain") is not False:
+                continue
+            notes = "; ".join(rec.get("domain_notes") or []) or "unlike the training reactions"
+            o.abstained = f"out of domain ({notes}); --keep-out-of-domain keeps such lines"
+            counter["out of domain"] += 1
+        yield group
+
+
+class RunTrust:
+    """What a ``gnnca predict`` run adds to the trust fields: the conformal sets (``--coverage``) and the
+    abstention on lines out of domain (``--min-confidence`` without ``--keep-out-of-domain``), with their counts."""
+
+    def __init__(self, opts: Any) -> None:
+        self.sets = None if opts.coverage is None else ConformalSets(opts.coverage, opts.top_k, opts.conformal)
+        self.abstain_ood = opts.min_confidence is not None and not opts.keep_out_of_domain
+        self.ood: Counter = Counter()
+
+    def check_model(self, predictor: Any) -> None:
+        """Raise one line now when the sets have no fit for a predictor just loaded."""
+        if self.sets is not None:
+            self.sets.fit_for(predictor)
+
+    def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
+        if self.sets is not None:
+            self.sets.annotate(predictor, records)
+
+    def outcomes(self, groups: Iterable[list[Any]]) -> Iterable[list[Any]]:
+        return abstain_out_of_domain(groups, self.ood) if self.abstain_ood else groups
+
+    def report(self, predicted: int, echo: Callable[[str], None]) -> None:
+        """The run's counts on stderr: lines without a prediction set, lines abstained on as out of domain."""
+        if self.sets is not None:
+            self.sets.report(echo)
+        if self.ood:
+            echo(
+                f"gnnca: abstained on {self.ood['out of domain']} of {predicted} predicted line(s) out of domain "
+                "(empty output lines; --keep-out-of-domain keeps them)"
+            )
