@@ -56,7 +56,8 @@ class ConformalSets:
         return self._fits[key]
 
     def _resolve(self, predictor: Any) -> tuple[ModelFit, str]:
-        from .trust import _sha256_cached, _stamp, sidecar_paths, trust_for
+        from ..io import sha256_cached
+        from .trust import sidecar_paths, trust_for
 
         src = getattr(predictor, "source", None)
         parts = [] if src is None else checkpoint_paths(str(src.checkpoint))
@@ -71,7 +72,7 @@ class ConformalSets:
                 path=str(ckpt),
             )
         table = self.table or ConformalTable.load(path)
-        fit = table.for_checkpoint(_sha256_cached(*_stamp(ckpt)))
+        fit = table.for_checkpoint(sha256_cached(ckpt))
         if fit is None:
             names = ", ".join(m.checkpoint for m in table.models) or "none"
             raise InputError(
@@ -81,7 +82,7 @@ class ConformalSets:
             )
         trust = trust_for(predictor)
         js = sidecar_paths(ckpt)[0]
-        now = None if trust is None or not js.is_file() else _sha256_cached(*_stamp(js))
+        now = None if trust is None or not js.is_file() else sha256_cached(js)
         if fit.trust_sha256 != now:
             raise InputError(
                 f"the conformal fit of {ckpt.name} read other confidences than now (its calibration sidecar "
