@@ -8,7 +8,7 @@ from functools import lru_cache
 from rdkit import Chem, RDLogger
 
 from ..errors import ChemistryError
-from .text import WHITESPACE
+from .text import WHITESPACE, foreign_char
 
 RDLogger.DisableLog("rdApp.*")
 
@@ -25,6 +25,9 @@ def mol_from_smiles(smiles: str, *, sanitize: bool = True) -> Chem.Mol:
         raise ChemistryError("empty SMILES", term=smiles)
     if WHITESPACE.search(smiles):
         raise ChemistryError("whitespace inside a SMILES", term=smiles)
+    foreign = foreign_char(smiles)
+    if foreign is not None:
+        raise ChemistryError(f"{foreign} is not ASCII: a SMILES is written in ASCII", term=smiles)
     if "\x00" in smiles:
         raise ChemistryError("NUL character inside a SMILES", term=smiles)
     if _REACTION_ARROW.search(smiles):  # '->' and '<-' are dative bonds, which RDKit writes
