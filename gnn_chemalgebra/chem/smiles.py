@@ -83,3 +83,22 @@ def strip_atom_maps(mol: Chem.Mol) -> Chem.Mol:
 def unmapped_canonical(mol: Chem.Mol) -> str:
     """Canonical SMILES of a mapped molecule once its maps are removed."""
     return Chem.MolToSmiles(strip_atom_maps(mol))
+
+
+_MAX_TAUTOMERS = 200  # RDKit's enumeration bound per molecule (its default is 1000): a key, not a census
+
+
+@lru_cache(maxsize=50_000)
+def tautomer_key(smiles: str) -> str:
+    """One SMILES for every tautomer and resonance form of a molecule (1H- and 2H-tetrazole, a nitro group written
+    charged or not): RDKit's MolStandardize normalisation, then its canonical tautomer. For telling whether two
+    lines name the same products; a SMILES RDKit cannot read or standardise is its own key."""
+    from rdkit.Chem.MolStandardize import rdMolStandardize
+
+    try:
+        mol = rdMolStandardize.Normalize(Chem.Mol(shared_mol(smiles)))
+        params = rdMolStandardize.CleanupParameters()
+        params.maxTautomers = _MAX_TAUTOMERS
+        return Chem.MolToSmiles(rdMolStandardize.TautomerEnumerator(params).Canonicalize(mol))
+    except Exception:  # noqa: BLE001 - RDKit raises assorted errors on odd molecules; the string stands for itself
+        return smiles
