@@ -135,8 +135,12 @@ class ReactionPredictor:
         lazy_imports.install()  # as gnnca does: torch._dynamo loads only if something uses it (faster start)
         from .config import DecodeConfig
         from .inference.predict_command import PredictOptions, Predictors
-        from .inference.run import decode_overrides, resolve_extent
+        from .inference.run import COEF_SETS, decode_overrides, resolve_extent
 
+        _choice("coef_set", coef_set, COEF_SETS)
+        for name, value in (("extent", extent), ("device", device)):
+            if not isinstance(value, str):
+                raise InputError(f"{name} must be a string, got {value!r} ({type(value).__name__})")
         settings = [settings] if isinstance(settings, str) else list(settings)  # one "decode.k=v" is one item
         bad = [x for x in settings if not isinstance(x, str)]
         if bad:
@@ -190,10 +194,17 @@ class ReactionPredictor:
         from .inference.predict_command import check_options, collect, line_stream, max_chars_of
         from .inference.source import text_lines
 
-        if top_k < 1:
-            raise InputError(f"top_k must be at least 1, got {top_k}")
-        if min_confidence is not None and not 0.0 <= min_confidence <= 1.0:
-            raise InputError(f"min_confidence must lie in [0, 1], got {min_confidence}")
+        for name, value in (("beam", beam), ("batch_size", batch_size), ("workers", workers), ("top_k", top_k)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise InputError(f"{name} must be an integer of at least 1, got {value!r} ({type(value).__name__})")
+        if min_confidence is not None and (
+            not isinstance(min_confidence, int | float)
+            or isinstance(min_confidence, bool)
+            or not 0.0 <= min_confidence <= 1.0
+        ):
+            raise InputError(f"min_confidence must be a number in [0, 1] or None, got {min_confidence!r}")
+        if not isinstance(skip_invalid, bool):
+            raise InputError(f"skip_invalid must be True or False, got {skip_invalid!r}")
         opts = replace(
             self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k, skip_invalid=skip_invalid
         )
@@ -207,6 +218,13 @@ class ReactionPredictor:
         out += [Prediction.passed_over(n, items[n - 1]) for n in res.blank]
         out.sort(key=lambda p: p.line)
         return out
+
+
+def _choice(name: str, value: Any, allowed: Iterable[str]) -> None:
+    """An argument that must be one of ``allowed``: anything else is one :class:`InputError` naming them."""
+    allowed = tuple(allowed)
+    if not isinstance(value, str) or value not in allowed:
+        raise InputError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
 
 
 def _text_items(lines: Any) -> list[str]:

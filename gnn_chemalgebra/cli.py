@@ -15,7 +15,8 @@ import typer
 from . import lazy_imports
 from .benchmark.command import build_bench_app
 from .chem import limits
-from .errors import ChemAlgebraError, TrainingStopped
+from .errors import ChemAlgebraError, Stopped
+from .inference.stop import exit_on_signals
 
 # torch._dynamo (pulled in by torch_geometric) loads only if something uses it; a `gnnca predict` process (the
 # console script calls app, `python -m` calls main: both import this first) only runs networks eagerly, so torch's
@@ -24,6 +25,7 @@ from .errors import ChemAlgebraError, TrainingStopped
 lazy_imports.install(inference_only=sys.argv[1:2] == ["predict"])
 if sys.argv[1:2] == ["predict"]:
     lazy_imports.pause_gc()
+    exit_on_signals()  # Ctrl-C while starting: one line, exit 130, not a traceback from an import
 
 app = typer.Typer(
     help="gnn-chemalgebra: the ChemAlgebra benchmark, a GNN with exact algebra, and its evaluator.",
@@ -37,13 +39,13 @@ app.add_typer(data_app, name="data")
 
 def friendly_errors(fn: Callable[..., Any]) -> Callable[..., Any]:
     """Report project errors as ``gnnca: error: file:line: reason`` and exit 2 (no traceback); a training run
-    stopped by a signal (it saved ``last.pt`` first) says so in one line and exits ``128 + signal``."""
+    stopped by a signal (training saves ``last.pt`` first) says so in one line and exits ``128 + signal``."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return fn(*args, **kwargs)
-        except TrainingStopped as err:
+        except Stopped as err:
             typer.echo(f"gnnca: {err}", err=True)
             raise typer.Exit(err.exit_code) from None
         except ChemAlgebraError as err:
@@ -453,7 +455,8 @@ def predict_cmd(
 
     Output is streamed in input order, one line per input line (empty for a blank, # or refused line), flushed
     as each batch is done. Lines that no hypothesis balances are written unchanged, marked "fallback": true in
-    --json, counted on stderr. Exit 2 when a line is refused (or, with --skip-invalid, when every line is)."""
+    --json, counted on stderr. Exit 2 when a line is refused (or, with --skip-invalid, when no line is
+    answered: each one refused or abstained on)."""
     from .inference.predict_command import PredictOptions, run_predict
     from .inference.predict_sets import DEFAULT_SET_K
 

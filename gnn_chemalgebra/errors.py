@@ -65,19 +65,36 @@ class ChemistryError(InputError):
     """A molecule that RDKit (or the formula parser) cannot read."""
 
 
-class TrainingStopped(ChemAlgebraError):
-    """Training was asked to stop (SIGTERM, SIGINT) and saved ``last.pt`` after the step in progress.
+class Stopped(ChemAlgebraError):
+    """A run stopped by a signal (SIGTERM, SIGINT). Not a failure of the input: the CLI reports it in one line
+    and exits with ``128 + signal`` (143 for SIGTERM, 130 for SIGINT), the shell's convention, so a scheduler sees
+    the run was stopped, not that it finished."""
 
-    Not a failure of the input: the CLI reports it in one line and exits with ``128 + signal`` (143 for SIGTERM,
-    130 for SIGINT), the shell's convention, so a scheduler sees the run was stopped, not that it finished."""
+    def __init__(self, signum: int, message: str) -> None:
+        self.signum = signum
+        self.exit_code = 128 + signum
+        super().__init__(message)
+
+
+class TrainingStopped(Stopped):
+    """Training was asked to stop (SIGTERM, SIGINT) and saved ``last.pt`` after the step in progress."""
 
     def __init__(self, signum: int, step: int, checkpoint: str) -> None:
-        self.signum, self.step, self.checkpoint = signum, step, checkpoint
-        self.exit_code = 128 + signum
+        self.step, self.checkpoint = step, checkpoint
         super().__init__(
+            signum,
             f"{signal.Signals(signum).name}: training stopped after optimiser step {step}; saved {checkpoint} "
-            "(continue with the same command and --resume)"
+            "(continue with the same command and --resume)",
         )
+
+
+class PredictStopped(Stopped):
+    """``gnnca predict`` stopped by a signal; the output lines written before it are whole and in input order."""
+
+    def __init__(self, signum: int, written: int | None = None) -> None:
+        self.written = written
+        kept = "" if written is None else f"; the output holds the first {written:,} line(s), whole and in input order"
+        super().__init__(signum, f"{signal.Signals(signum).name}: prediction stopped{kept}")
 
 
 class BalanceError(ChemAlgebraError):

@@ -28,6 +28,18 @@ def current_umask() -> int:
     return mask
 
 
+def cannot_write_in(folder: str | Path) -> str | None:
+    """Why no file can be written in ``folder`` (a read-only folder or file system), else ``None``: found by
+    writing and removing a temporary file there, so a command checks its output folder before its work."""
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".gnnca-probe.", dir=folder)
+    except OSError as err:
+        return err.strerror or type(err).__name__
+    os.close(fd)
+    os.unlink(tmp)
+    return None
+
+
 def _atomic(path: Path, write) -> None:
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)

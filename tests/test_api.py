@@ -74,3 +74,28 @@ def test_package_import_stays_cheap() -> None:
     code = "import sys, gnn_chemalgebra; assert callable(gnn_chemalgebra.load_predictor); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "False"
+
+
+def test_api_arguments_are_checked_when_given() -> None:
+    """A wrong argument is one InputError naming it (and the allowed values) at the call that takes it, not a raw
+    TypeError from deep inside, nor accepted until the first prediction."""
+    with pytest.raises(InputError, match="coef_set must be one of auto, in, out; got 'zz'"):
+        load_predictor(coef_set="zz")
+    with pytest.raises(InputError, match="device must be a string"):
+        load_predictor(device=0)  # type: ignore[arg-type]
+    predictor = load_predictor()
+    for kw, says in [
+        ({"top_k": "3"}, "top_k must be an integer of at least 1, got '3' (str)"),
+        ({"top_k": 0}, "top_k must be an integer of at least 1, got 0"),
+        ({"beam": 2.5}, "beam must be an integer"),
+        ({"workers": True}, "workers must be an integer"),
+        ({"batch_size": None}, "batch_size must be an integer"),
+        ({"min_confidence": "0.5"}, "min_confidence must be a number in [0, 1]"),
+        ({"min_confidence": 1.5}, "min_confidence must be a number in [0, 1]"),
+        ({"skip_invalid": "yes"}, "skip_invalid must be True or False"),
+    ]:
+        with pytest.raises(InputError) as err:
+            predictor.predict(AMOUNTS, **kw)
+        assert says in str(err.value), (kw, str(err.value))
+    (p,) = predictor.predict(AMOUNTS, top_k=2, min_confidence=0)  # right values still work
+    assert p.prediction and len(p.top_k) >= 1

@@ -17,10 +17,11 @@ from typing import NamedTuple, TypeVar
 
 from ..errors import InputError, cut
 from .bag import Bag, Term, parse_bag
+from .formula import FORMULA_UNICODE
 from .molecule import REPRS, Repr, canonical
 from .reaction import ReactionSides, ReactionTerms, given_sides, make_sides
 from .smiles import shared_mol, unmapped_canonical
-from .text import WHITESPACE
+from .text import WHITESPACE, foreign_char
 
 E = TypeVar("E", bound=InputError)
 
@@ -201,6 +202,11 @@ def _bag_terms(text: str) -> tuple[list[Term], tuple[int, int] | None]:
         raise InputError("empty line: nothing to predict from")
     if WHITESPACE.search(body):
         raise InputError("whitespace inside the input line", term=body)
+    foreign = foreign_char(text, FORMULA_UNICODE)
+    if foreign is not None:
+        raise InputError(
+            f"{foreign} is not ASCII: SMILES and formulas are ASCII (formulas may add subscripts and hydrate dots)"
+        )
     if not _ARROW.search(body):
         return parse_bag(body, default_coef=1), None
     parts = _ARROW.split(body)
@@ -231,7 +237,10 @@ def _smiles_reading(mol: str) -> tuple[str | None, tuple | None]:
     RDKit parse per distinct string of an input, however often the string recurs (reagents, every term of a
     formula file)."""
     try:
-        return unmapped_canonical(shared_mol(mol)), None  # reads a copy: the shared parse stays as parsed
+        parsed = shared_mol(mol)
+        if any(a.GetAtomicNum() == 0 for a in parsed.GetAtoms()):
+            raise InputError("dummy atom '*' is not a real atom: write the molecule in full", term=mol)
+        return unmapped_canonical(parsed), None  # reads a copy: the shared parse stays as parsed
     except InputError as err:
         return None, (type(err), err.reason, err.path, err.line, err.term)
 

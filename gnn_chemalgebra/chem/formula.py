@@ -35,7 +35,7 @@ from typing import Literal
 
 from ..errors import ChemistryError
 from .composition import CHARGE_KEY, charge_suffix
-from .text import WHITESPACE
+from .text import WHITESPACE, foreign_char
 
 ELEMENTS = frozenset(
     """H He Li Be B C N O F Ne Na Mg Al Si P S Cl Ar K Ca Sc Ti V Cr Mn Fe Co Ni Cu Zn Ga Ge As Se Br Kr
@@ -64,6 +64,7 @@ _SUPERSCRIPTS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻", "0123456789+-
 _SUPERSCRIPT_CHARGE = re.compile(r"([⁰¹²³⁴⁵⁶⁷⁸⁹]*)([⁺⁻])\Z|([⁺⁻])([⁰¹²³⁴⁵⁶⁷⁸⁹]*)\Z")
 _CLOSE = {"(": ")", "[": "]"}
 _HYDRATE_DOTS = {"rdkit": "", "extended": "*·•⋅", "textbook": "*·•⋅."}
+FORMULA_UNICODE = "₀₁₂₃₄₅₆₇₈₉−⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻·•⋅"  # the characters outside ASCII that the notations beyond "rdkit" read
 # Hydrogen isotopes: counted as hydrogen, as the default CalcMolFormula does.
 _ISOTOPE_ALIASES = {"D": "H", "T": "H"}
 # Counts and charges are capped so that int() never meets a huge digit string (and tensors never overflow).
@@ -233,6 +234,11 @@ def parse_formula(formula: str, *, notation: Notation = "rdkit") -> Counter:
         raise ChemistryError("empty formula", term=formula)
     if WHITESPACE.search(formula):
         raise ChemistryError("whitespace inside a formula", term=formula)
+    foreign = foreign_char(formula, "" if notation == "rdkit" else FORMULA_UNICODE)
+    if foreign is not None:
+        raise ChemistryError(
+            f"unexpected {foreign}: not ASCII, nor a subscript, superscript or hydrate dot", term=formula
+        )
     if notation == "rdkit" and "[" in formula:
         raise ChemistryError(
             "isotope labels such as '[13C]' are not supported (CalcMolFormula's default merges isotopes)",

@@ -8,7 +8,7 @@ from functools import lru_cache
 from rdkit import Chem, RDLogger
 
 from ..errors import ChemistryError
-from .text import WHITESPACE
+from .text import WHITESPACE, foreign_char
 
 RDLogger.DisableLog("rdApp.*")
 
@@ -25,6 +25,9 @@ def mol_from_smiles(smiles: str, *, sanitize: bool = True) -> Chem.Mol:
         raise ChemistryError("empty SMILES", term=smiles)
     if WHITESPACE.search(smiles):
         raise ChemistryError("whitespace inside a SMILES", term=smiles)
+    foreign = foreign_char(smiles)
+    if foreign is not None:
+        raise ChemistryError(f"{foreign} is not ASCII: a SMILES is written in ASCII", term=smiles)
     if "\x00" in smiles:
         raise ChemistryError("NUL character inside a SMILES", term=smiles)
     if _REACTION_ARROW.search(smiles):  # '->' and '<-' are dative bonds, which RDKit writes
@@ -80,3 +83,22 @@ def strip_atom_maps(mol: Chem.Mol) -> Chem.Mol:
 def unmapped_canonical(mol: Chem.Mol) -> str:
     """Canonical SMILES of a mapped molecule once its maps are removed."""
     return Chem.MolToSmiles(strip_atom_maps(mol))
+
+
+_MAX_TAUTOMERS = 200  # RDKit's enumeration bound per molecule (its default is 1000): a key, not a census
+
+
+@lru_cache(maxsize=50_000)
+def tautomer_key(smiles: str) -> str:
+    """One SMILES for every tautomer and resonance form of a molecule (1H- and 2H-tetrazole, a nitro group written
+    charged or not): RDKit's MolStandardize normalisation, then its canonical tautomer. For telling whether two
+    lines name the same products; a SMILES RDKit cannot read or standardise is its own key."""
+    from rdkit.Chem.MolStandardize import rdMolStandardize
+
+    try:
+        mol = rdMolStandardize.Normalize(Chem.Mol(shared_mol(smiles)))
+        params = rdMolStandardize.CleanupParameters()
+        params.maxTautomers = _MAX_TAUTOMERS
+        return Chem.MolToSmiles(rdMolStandardize.TautomerEnumerator(params).Canonicalize(mol))
+    except Exception:  # noqa: BLE001 - RDKit raises assorted errors on odd molecules; the string stands for itself
+        return smiles

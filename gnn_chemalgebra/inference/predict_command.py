@@ -5,7 +5,6 @@ ready, and report what was refused, blank or fell back. The CLI only builds :cla
 from __future__ import annotations
 
 import gc
-import json
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -16,13 +15,14 @@ from typing import Any, TextIO
 
 from ..chem.limits import Limits, limit_error
 from ..config import DecodeConfig
-from ..errors import InputError
-from ..io import checkpoint_paths
-from .conformal import text_line as _set_text
+from ..errors import InputError, PredictStopped
+from ..io import cannot_write_in, checkpoint_paths
+from .output import write_outcomes
 from .predict_sets import RunTrust, check_trust_options
-from .report import count_fallbacks, fallback_reason
+from .report import count_fallbacks
 from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
 from .source import LineSource, RawLine, text_lines
+from .stop import StopOnSignals, StopSignal, reader_gone
 from .stream import LineStream, StreamCounts
 
 REPRS = ("auto", "smiles", "formula")
@@ -83,9 +83,12 @@ def check_options(opts: PredictOptions) -> None:
     if opts.min_confidence is not None and not 0.0 <= opts.min_confidence <= 1.0:
         raise InputError(f"--min-confidence must lie in [0, 1], got {opts.min_confidence}")
     if opts.draw is not None:
-        parent = Path(opts.draw).parent
-        if not parent.is_dir():
-            raise InputError("folder for --draw does not exist (create it first)", path=str(parent))
+        folder = Path(opts.draw) if Path(opts.draw).is_dir() else Path(opts.draw).parent
+        if not folder.is_dir():
+            raise InputError("folder for --draw does not exist (create it first)", path=str(folder))
+        why = cannot_write_in(folder)
+        if why is not None:
+            raise InputError(f"cannot write the --draw images in this folder: {why}", path=str(folder))
     if opts.input != "-":
         path = Path(opts.input)
         if not path.exists():
@@ -114,10 +117,11 @@ class Predictors:
         after_load: Callable[[], None] | None = None,
         *,
         domain: bool | None = None,
+        note: Callable[[str], None] | None = None,
     ) -> None:
         from ..training.device import select_device
 
-        self.opts = opts
+        self.opts, self.note = opts, note
         self.extent = extent
         self.trust = RunTrust(opts)  # conformal sets, out-of-domain abstention
         self.domain = (opts.as_json or self.trust.abstain_ood) if domain is None else domain
@@ -148,12 +152,16 @@ class Predictors:
         that reads it (else the second pass would be wasted)."""
         from .trust import SECOND_OPINION, trust_for
 
-        o = self.opts
-        shown = self.domain or o.min_confidence is not None or o.columns or o.top_k > 1
-        if not shown or getattr(predictor, "type1", None) is None:
+        if not self.confidence_shown or getattr(predictor, "type1", None) is None:
             return False
         trust = trust_for(predictor)
         return trust is not None and trust.calibrator is not None and SECOND_OPINION in trust.calibrator.top
+
+    @property
+    def confidence_shown(self) -> bool:
+        """Whether the output shows or uses a confidence (--json, --min-confidence, --columns, --top-k)."""
+        o = self.opts
+        return self.domain or o.min_confidence is not None or o.columns or o.top_k > 1
 
     def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
         """The trust fields of a batch's records: the checkpoint's calibration and in-domain index when saved
@@ -164,6 +172,12 @@ class Predictors:
         key = id(predictor)
         if key not in self._trust:
             self._trust[key] = trust_for(predictor)
+            if self._trust[key] is None and self.note is not None and self.confidence_shown:
+                src = getattr(predictor, "source", None)
+                self.note(
+                    f"gnnca: note: no calibration for {src.checkpoint if src else 'this model'} (no .trust.json "
+                    'beside it, or fitted with other models): the confidences are raw ("calibrated": false)'
+                )
         annotate_records(records, self._trust[key], predictor.repr, self.opts.top_k, domain=self.domain)
         self.trust.annotate(predictor, records)
 
@@ -215,8 +229,21 @@ def run_predict(
     """Run ``gnnca predict``; returns the exit code (0, or 2 when every line was refused). Input errors of the
     options, the checkpoint or a line (without ``skip_invalid``) raise :class:`InputError`."""
     out = out if out is not None else sys.stdout
+    if out is None:  # the shell closed it (>&-): Python has no stdout
+        raise InputError("standard output is closed: nothing to write the predictions to (redirect it to a file)")
     check_options(opts)
     check_trust_options(opts)
+    stop = StopOnSignals()
+    try:
+        with stop:
+            return _run(opts, echo, out, after_load, stop)
+    except StopSignal as stopped:
+        raise PredictStopped(stopped.signum, stop.written) from None
+    except BrokenPipeError:
+        return reader_gone(out)
+
+
+def _run(opts: PredictOptions, echo: Callable[[str], None], out: TextIO, after_load: Any, stop: StopOnSignals) -> int:
     if opts.top_k > 1 and not (opts.as_json or opts.columns or opts.coverage is not None):
         k = opts.top_k
         echo(f"gnnca: --top-k {k}: the alternatives are shown with --json or --columns; text lines are the best")
@@ -224,7 +251,7 @@ def run_predict(
         b = opts.beam
         echo(f"gnnca: --beam {b}: the hypotheses are listed with --json (under 'beam'); text lines are the best")
     extent = resolve_extent(opts.extent, None if opts.input == "-" else opts.input)
-    predictors = Predictors(opts, extent, after_load)
+    predictors = Predictors(opts, extent, after_load, note=echo)
     predictors.fixed()  # the checkpoint the user named loads (or fails) before the input is opened
 
     def unequal_notice() -> None:
@@ -238,14 +265,15 @@ def run_predict(
     try:
         source = LineSource(stream_in, name, max_chars_of(opts))
         stream = line_stream(opts, predictors, name, on_unequal=unequal_notice)
-        records = _write(stream, source, opts, out, echo, predictors.trust)
+        records = write_outcomes(stream, source, opts, out, echo, stop, predictors.trust)
     finally:
         if fh is not None:
             fh.close()
     if opts.draw is not None and records:
         from .draw import draw_reactions  # RDKit drawing + PIL: only when asked
 
-        draw_reactions(records, opts.draw, stream.use or "smiles")
+        with stop.raising():  # a stop removes the temporary file of the image being written
+            draw_reactions(records, opts.draw, stream.use or "smiles")
     predictors.trust.report(stream.counts.predicted, echo)
     return _report(stream.counts, opts, echo)
 
@@ -356,6 +384,12 @@ class _Given:
     def for_repr(self, _repr: str) -> Any:
         return self.predictor
 
+    @property
+    def confidence_shown(self) -> bool:
+        """Whether the output shows or uses a confidence (--json, --min-confidence, --columns, --top-k)."""
+        o = self.opts
+        return self.domain or o.min_confidence is not None or o.columns or o.top_k > 1
+
     def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
         from .trust import annotate_records, trust_for
 
@@ -418,61 +452,8 @@ def _batch_predictor(opts: PredictOptions) -> Callable[[Any, list], list[dict[st
     return pooled
 
 
-def _write(
-    stream: LineStream, source: LineSource, opts: PredictOptions, out: TextIO, echo: Callable[[str], None], trust: Any
-) -> list[dict[str, Any]]:
-    """Write each flushed group of outcomes and flush the output; refusals go to stderr as they happen; lines out
-    of domain abstained on with --min-confidence (:meth:`~.predict_sets.RunTrust.outcomes`)."""
-    from ..progress import bar, wanted
-
-    keep = opts.draw is not None
-    records: list[dict[str, Any]] = []
-    total = _count_lines(opts.input) if opts.input != "-" and wanted(1001, quiet=opts.quiet) else None
-    show = total is not None and wanted(total, quiet=opts.quiet)
-    with bar(total or 0, "predict", enabled=show) as b:
-        for group in trust.outcomes(stream.run(source, source.ready)):
-            text = "\n".join(json.dumps(o.json()) if opts.as_json else _text(o, opts) for o in group)
-            try:
-                out.write(text + "\n")
-                out.flush()
-            except BrokenPipeError:
-                raise
-            except OSError as err:  # a full disk, a closed file: one line, not a traceback
-                raise InputError(f"cannot write the output: {err.strerror or err}") from None
-            for o in group:
-                if o.error is not None:
-                    echo(f"gnnca: skipped: {o.error}")
-                if o.abstained is not None:
-                    echo(f"gnnca: abstained: {stream.name}:{o.line}: {o.abstained}")
-                elif o.record is not None and o.record.get("fallback"):
-                    echo(f"gnnca: fallback: {stream.name}:{o.line}: {fallback_reason(o.record)}")
-                if keep and o.record is not None and o.abstained is None:
-                    records.append(o.record)
-            b.update(len(group))
-    return records
-
-
-def _text(o: Any, opts: PredictOptions) -> str:
-    """A text output line: the prediction, with ``--columns`` the top-k lines and their probabilities, tab
-    separated (``line<TAB>p<TAB>line2<TAB>p2 ...``), with ``--coverage`` the set (:func:`~.conformal.text_line`)."""
-    if o.record is not None and o.abstained is None and opts.coverage is not None:
-        return _set_text(o.record)
-    if not opts.columns or o.record is None or o.abstained is not None:
-        return o.text()
-    return "\t".join(f"{row['prediction']}\t{row['probability']:.4f}" for row in o.record.get("top_k") or [])
-
-
-def _count_lines(path: str) -> int | None:
-    """Lines of a file for the progress bar's total (a quick byte scan; ``None`` when unreadable)."""
-    try:
-        with open(path, "rb") as fh:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
-    except OSError:
-        return None
-
-
 def _report(counts: StreamCounts, opts: PredictOptions, echo: Callable[[str], None]) -> int:
-    """The counts on stderr; exit 2 when lines were given and none could be predicted."""
+    """The counts on stderr; exit 2 when lines were given and none was answered (each refused or abstained on)."""
     if counts.refused_total:
         parts = "; ".join(f"{n} {reason}" for reason, n in counts.refused.most_common())
         echo(f"gnnca: skipped {counts.refused_total} of {counts.lines} line(s) (empty output lines): {parts}")
@@ -488,7 +469,10 @@ def _report(counts: StreamCounts, opts: PredictOptions, echo: Callable[[str], No
             f"gnnca: {counts.fallbacks} of {counts.predicted} line(s) fell back: no balanced hypothesis, "
             'the source is written unchanged ("fallback": true in --json)'
         )
-    if counts.refused_total and not counts.predicted:
-        echo("gnnca: error: no line could be predicted")
+    asked = counts.lines - counts.blank
+    if asked and counts.predicted == counts.abstained:  # every line refused or abstained on: nothing answered
+        what = "was answered" if counts.abstained else "could be predicted"
+        why = f"{counts.refused_total} refused, {counts.abstained} abstained on"
+        echo(f"gnnca: error: no line {what} (of {asked} line(s): {why})")
         return 2
     return 0

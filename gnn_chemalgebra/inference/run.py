@@ -9,7 +9,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from ..chem.bagfile import ReactionInput, parse_reaction_input
 from ..config import DecodeConfig, apply_overrides, parse_config
 from ..data.dataset import BagExample, example_from_terms
 from ..errors import InputError
+from .stop import stop_held, stop_raising, worker_signals
 
 _BUNDLED = Path(__file__).resolve().parents[1] / "checkpoints"  # package data
 DEFAULT_CHECKPOINT = _BUNDLED / "gnn_default.pt"  # formula model
@@ -121,6 +123,7 @@ def _load_worker(spec: Any) -> None:
     parallelism)."""
     from .. import lazy_imports
 
+    worker_signals()
     lazy_imports.install()  # a spawned worker starts bare: defer torch._dynamo as the parent did
     import torch
 
@@ -138,6 +141,8 @@ def _init_forked() -> None:
     """Pool initializer (fork): the predictor and the chunks are the parent's, inherited; one thread each, as
     torch's own DataLoader workers do after a fork."""
     import torch
+
+    worker_signals()
 
     torch.set_num_threads(1)
 
@@ -162,6 +167,22 @@ def _can_fork(predictor: Any) -> bool:
     )
 
 
+@contextmanager
+def _pool(ctx: Any, n: int, initializer: Any, initargs: tuple = ()) -> Iterator[Any]:
+    """A process pool made and ended where a stop signal cannot cut it (a fork cut half-way leaves a worker
+    behind, or swallows the stop); a stop while it runs raises, and the pool is ended (:mod:`.stop`)."""
+    pool = None
+    with stop_raising():
+        try:
+            with stop_held():
+                pool = ctx.Pool(n, initializer=initializer, initargs=initargs)
+            yield pool
+        finally:
+            if pool is not None:
+                with stop_held():
+                    pool.terminate()
+
+
 def _predict_in_workers(
     predictor: Any, chunks: list[list[BagExample]], workers: int, beam: int, progress_bar: Any
 ) -> list[dict[str, Any]]:
@@ -175,7 +196,7 @@ def _predict_in_workers(
     if _can_fork(predictor):
         _FORKED = (predictor, chunks)
         try:
-            with multiprocessing.get_context("fork").Pool(n, initializer=_init_forked) as pool:
+            with _pool(multiprocessing.get_context("fork"), n, _init_forked) as pool:
                 for chunk, got in zip(
                     chunks, pool.imap(_predict_forked_chunk, [(i, beam) for i in range(len(chunks))]), strict=True
                 ):
@@ -185,7 +206,7 @@ def _predict_in_workers(
             _FORKED = None
         return outs
     ctx = multiprocessing.get_context("spawn")  # spawn: no forked torch threads
-    with ctx.Pool(n, initializer=_load_worker, initargs=(predictor.spec(),)) as pool:
+    with _pool(ctx, n, _load_worker, (predictor.spec(),)) as pool:
         for chunk, got in zip(chunks, pool.imap(_predict_chunk, [(c, beam) for c in chunks]), strict=True):
             outs += got
             progress_bar.update(len(chunk))

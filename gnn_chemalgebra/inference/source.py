@@ -20,6 +20,12 @@ from ..errors import InputError
 
 BOM = b"\xef\xbb\xbf"
 CHUNK = 1 << 16
+_NOT_CONTINUATION = bytes(b for b in range(256) if b & 0xC0 != 0x80)  # the bytes that start a UTF-8 character
+
+
+def _characters(raw: bytes | bytearray) -> int:
+    """The characters of UTF-8 bytes, counted without decoding them (each character has one leading byte)."""
+    return len(raw) - len(bytes(raw).translate(None, _NOT_CONTINUATION))
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,21 +106,22 @@ class LineSource:
             yield self._decode(raw)
 
     def _overlong(self) -> RawLine:
-        """Skip the rest of a line over the limit without keeping it; say how long it was."""
-        size = len(self._buf)
+        """Skip the rest of a line over the limit without keeping it; say how many characters it had."""
+        chars = 0
         while True:
             cut = self._buf.find(b"\n")
             if cut >= 0:
-                size += cut + 1 - len(self._buf)
+                end = cut - 1 if cut and self._buf[cut - 1] == 13 else cut  # CRLF: the CR is no character
+                chars += _characters(self._buf[:end])
                 del self._buf[: cut + 1]
                 break
+            chars += _characters(self._buf)
             self._buf.clear()
             if not self._fill():
                 break
-            size += len(self._buf)
         self._number += 1
         err = InputError(
-            f"line of {size:,} bytes is over the limit of {self.max_chars:,} characters (raise it with --max-chars)",
+            f"line of {chars:,} characters is over the limit of {self.max_chars:,} (raise it with --max-chars)",
             path=self.name,
             line=self._number,
         )

@@ -48,6 +48,7 @@ import numpy as np
 from ..chem.bag import parse_bag
 from ..chem.composition import CHARGE_KEY
 from ..chem.molecule import composition
+from ..chem.smiles import tautomer_key
 from ..errors import ChemAlgebraError, InputError
 from ..io import (
     atomic_write_bytes,
@@ -191,10 +192,23 @@ def _line_composition(key: frozenset[tuple[str, int]], repr: str) -> Counter | N
     return Counter({el: n for el, n in total.items() if n})
 
 
+def _same_products_key(text: str, repr: str) -> frozenset[tuple[str, int]] | None:
+    """:func:`_line_key` with each SMILES replaced by its tautomer key: tautomers and resonance forms of one
+    product are one line (formulas are the same for them already)."""
+    key = _line_key(text)
+    if key is None or repr != "smiles":
+        return key
+    merged: Counter = Counter()
+    for mol, k in key:
+        merged[tautomer_key(mol)] += k
+    return frozenset(merged.items())
+
+
 def candidate_lines(rec: Mapping[str, Any], repr: str) -> list[tuple[int | None, str, float]]:
     """The distinct balanced lines of a record, in beam order: ``(beam index or None, line, score)``; the written
     line first (``None`` when it is not a beam entry: a fallback's copied source). Entries without a score
-    (the no-reaction entry), unbalanced ones and repeats of an earlier line are left out."""
+    (the no-reaction entry), unbalanced ones and repeats of an earlier line (tautomers and resonance forms of its
+    products included) are left out."""
     written = str(rec.get("prediction", ""))
     beam = rec.get("beam") or []
     first = None if rec.get("fallback") or not beam or beam[0].get("prediction") != written else 0
@@ -204,14 +218,17 @@ def candidate_lines(rec: Mapping[str, Any], repr: str) -> list[tuple[int | None,
         return out
     src = _line_key(str(rec.get("source", "")))
     src_comp = _line_composition(src, repr) if src is not None else None
-    seen = {k for k in [_line_key(written)] if k is not None}
+    seen = {k for k in [_same_products_key(written, repr)] if k is not None}
     for i, entry in rest:
         key = _line_key(str(entry.get("prediction", "")))
-        if key is None or key in seen:
+        if key is None:
+            continue
+        same = _same_products_key(str(entry.get("prediction", "")), repr)
+        if same in seen:
             continue
         if src_comp is not None and _line_composition(key, repr) != src_comp:
             continue
-        seen.add(key)
+        seen.add(same)
         out.append((i, str(entry["prediction"]), _score(entry)))
     return out
 
@@ -312,11 +329,7 @@ class Calibrator:
         if self.alt is None:
             return _beam_share(cands, top_conf)
         X = np.array([alternative_features(cands[0][2], s, j, top_conf) for j, (_, _, s) in enumerate(cands[1:], 1)])
-        p = self.alt.predict(X)
-        room = max(1.0 - top_conf, 0.0)
-        if p.sum() > room:
-            p = p * (room / p.sum())
-        return p.tolist()
+        return _in_rank_order(self.alt.predict(X).tolist(), top_conf)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -712,6 +725,8 @@ class Trust:
             own = np.zeros(len(records), dtype=bool)
         fitted_rule = self.meta.get("extent")
         for r, c, o in zip(records, conf, own, strict=True):
+            if r.get("extent") == 0 or r.get("fallback"):  # nothing happens: never above its own evidence
+                c = min(float(c), r["raw_confidence"])  # (a fallback's, no balanced hypothesis, is 0)
             r["confidence"] = round(float(c), 4)
             r["calibrated"] = bool(o)
             note = self._not_measured(r, fitted_rule) if o else None
@@ -760,12 +775,27 @@ class Trust:
 
 
 def _beam_share(cands: Sequence[tuple[int | None, str, float]], conf: float) -> list[float]:
-    """Without an alternatives model: the mass ``1 - conf`` shared in proportion to ``exp(score - top score)``,
-    with weight 1 kept for "none of these lines" (so a lone alternative never takes all of it)."""
+    """Without an alternatives model: each alternative in beam order takes the share ``w / (1 + w)`` of the mass
+    still left, ``w = exp(score - top score)`` (so a lone alternative never takes all of ``1 - conf``)."""
     if len(cands) < 2:
         return []
     w = np.exp(np.array([s for _, _, s in cands[1:]]) - cands[0][2])
-    return ((1.0 - conf) * w / (1.0 + w.sum())).tolist()
+    left, out = max(1.0 - conf, 0.0), []
+    for share in (w / (1.0 + w)).tolist():
+        out.append(left * share)
+        left -= out[-1]
+    return _in_rank_order(out, conf)
+
+
+def _in_rank_order(p: Sequence[float], top_conf: float) -> list[float]:
+    """Alternatives' probabilities (in beam order) made consistent: each at most the written line's (the written
+    line stays ``top_k[0]``) and at most the mass the ones before it left of ``1 - top_conf``. Each depends only on
+    the alternatives ranked before it, so a wider ``--top-k`` adds lines without changing the ones shown."""
+    left, out = max(1.0 - top_conf, 0.0), []
+    for q in p:
+        out.append(max(min(float(q), top_conf, left), 0.0))
+        left -= out[-1]
+    return out
 
 
 def annotate_uncalibrated(records: Sequence[dict[str, Any]], repr: str, top_k: int = 1) -> Sequence[dict[str, Any]]:

@@ -377,3 +377,51 @@ def test_a_malformed_second_opinion_reads_the_type1_model(value: object) -> None
     cal = Calibrator.fit(recs, ys)
     (out,) = Trust("formula", cal, None, {"extent": "bayes"}).annotate_many([rec], domain=False)
     assert out["confidence"] == pytest.approx(cal.confidence([record(-0.2, 0.9)])[0][0], abs=1e-4)
+
+
+# --------------------------------------------------------------------------- consistent alternatives
+def test_alternatives_never_outrank_the_written_line_nor_change_with_k() -> None:
+    """An alternative's probability is at most the written line's (``prediction`` stays ``top_k[0]``) and depends
+    only on the alternatives ranked before it: more of them (a wider --top-k) leaves the first ones as they were."""
+    from gnn_chemalgebra.inference.trust import _beam_share, _in_rank_order
+
+    assert _in_rank_order([0.55, 0.2, 0.1], 0.3) == pytest.approx([0.3, 0.2, 0.1])  # capped at the written 0.3
+    assert _in_rank_order([0.5, 0.5, 0.5], 0.6) == pytest.approx([0.4, 0.0, 0.0])  # never past 1 - 0.6
+    recs, ys = synthetic(2000, seed=3)
+    cal = Calibrator.fit(recs, ys)
+    scores = [-0.1, -0.3, -0.4, -0.9, -1.2, -2.0]
+    cands = [(i, f"line{i}", s) for i, s in enumerate(scores)]
+    for conf in (0.05, 0.3, 0.8):
+        for share in (cal.alternatives, _beam_share):  # the alternatives model, or without one the beam's scores
+            few, many = share(cands[:3], conf), share(cands, conf)
+            assert many[:2] == pytest.approx(few)
+            assert all(p <= conf + 1e-12 for p in many) and sum(many) <= 1 - conf + 1e-9
+
+
+def test_tautomers_of_one_product_are_one_alternative() -> None:
+    from gnn_chemalgebra.chem.smiles import tautomer_key
+
+    assert tautomer_key("Cc1nn[nH]n1") == tautomer_key("Cc1nnn[nH]1")  # 2H- and 1H-5-methyltetrazole
+    assert tautomer_key("CN(=O)=O") == tautomer_key("C[N+](=O)[O-]")  # two writings of a nitro group
+    assert tautomer_key("CC(=O)O") != tautomer_key("CC(=O)OC")
+    assert tautomer_key("not a smiles") == "not a smiles"
+    beam = [
+        {"prediction": "{1}Cc1nn[nH]n1.{1}O", "logp": -0.2},
+        {"prediction": "{1}Cc1nnn[nH]1.{1}O", "logp": -0.4},  # the other tautomer: the same product
+        {"prediction": "{1}OCc1nn[nH]n1.{1}[H][H]", "logp": -1.0},  # other products of the same atoms
+    ]
+    rec = {"source": "{1}Cc1nnn[nH]1.{1}O", "prediction": beam[0]["prediction"], "fallback": False, "beam": beam}
+    assert [c[0] for c in candidate_lines(rec, "smiles")] == [0, 2]
+    assert [c[0] for c in candidate_lines(rec, "formula")] == [0, 1, 2]  # strings, not SMILES: kept apart
+
+
+def test_a_line_where_nothing_happens_is_not_lifted_above_its_evidence() -> None:
+    recs, ys = synthetic(2000, seed=3)
+    trust = Trust("formula", Calibrator.fit(recs, ys))
+    lifted = trust.annotate(record(-0.01, 0.2))  # a reaction: the calibration may raise a low raw number
+    assert lifted["confidence"] > lifted["raw_confidence"]
+    still = record(-0.01, 0.2, extent=0, prediction="{1}CH4O.{1}C2H4O2")  # extent 0: the source unchanged
+    trust.annotate(still)
+    assert still["confidence"] == pytest.approx(still["raw_confidence"], abs=1e-4)
+    copied = record(-0.01, 0.2, extent=0, fallback=True, prediction="{1}CH4O.{1}C2H4O2")  # no balanced hypothesis
+    assert trust.annotate(copied)["confidence"] == 0.0

@@ -1,0 +1,81 @@
+"""How ``gnnca predict`` writes its output: each flushed group of outcomes as text or JSON lines, flushed at once
+and written whole (a stop signal waits for the group's last line), with refusals, abstentions and fallbacks
+noted on stderr as they happen."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
+
+from ..errors import InputError
+from .conformal import text_line as set_text
+from .report import fallback_reason
+from .source import LineSource
+from .stop import StopOnSignals
+from .stream import LineStream
+
+if TYPE_CHECKING:
+    from .predict_command import PredictOptions
+    from .predict_sets import RunTrust
+
+
+def write_outcomes(
+    stream: LineStream,
+    source: LineSource,
+    opts: PredictOptions,
+    out: TextIO,
+    echo: Callable[[str], None],
+    stop: StopOnSignals,
+    trust: RunTrust,
+) -> list[dict[str, Any]]:
+    """Write each flushed group of outcomes and flush the output (a signal waits for the group's last line);
+    refusals go to stderr as they happen; lines out of domain abstained on with --min-confidence
+    (:meth:`~.predict_sets.RunTrust.outcomes`)."""
+    from ..progress import bar, wanted
+
+    keep = opts.draw is not None
+    records: list[dict[str, Any]] = []
+    total = _count_lines(opts.input) if opts.input != "-" and wanted(1001, quiet=opts.quiet) else None
+    show = total is not None and wanted(total, quiet=opts.quiet)
+    with bar(total or 0, "predict", enabled=show) as b:
+        for group in trust.outcomes(stream.run(source, source.ready)):
+            text = "\n".join(json.dumps(o.json()) if opts.as_json else _text(o, opts) for o in group)
+            try:
+                with stop.held(len(group)):
+                    out.write(text + "\n")
+                    out.flush()
+            except BrokenPipeError:
+                raise
+            except OSError as err:  # a full disk, a closed file: one line, not a traceback
+                raise InputError(f"cannot write the output: {err.strerror or err}") from None
+            for o in group:
+                if o.error is not None:
+                    echo(f"gnnca: skipped: {o.error}")
+                if o.abstained is not None:
+                    echo(f"gnnca: abstained: {stream.name}:{o.line}: {o.abstained}")
+                elif o.record is not None and o.record.get("fallback"):
+                    echo(f"gnnca: fallback: {stream.name}:{o.line}: {fallback_reason(o.record)}")
+                if keep and o.record is not None and o.abstained is None:
+                    records.append(o.record)
+            b.update(len(group))
+    return records
+
+
+def _text(o: Any, opts: PredictOptions) -> str:
+    """A text output line: the prediction, with ``--columns`` the top-k lines and their probabilities, tab
+    separated (``line<TAB>p<TAB>line2<TAB>p2 ...``), with ``--coverage`` the set (:func:`~.conformal.text_line`)."""
+    if o.record is not None and o.abstained is None and opts.coverage is not None:
+        return set_text(o.record)
+    if not opts.columns or o.record is None or o.abstained is not None:
+        return o.text()
+    return "\t".join(f"{row['prediction']}\t{row['probability']:.4f}" for row in o.record.get("top_k") or [])
+
+
+def _count_lines(path: str) -> int | None:
+    """Lines of a file for the progress bar's total (a quick byte scan; ``None`` when unreadable)."""
+    try:
+        with open(path, "rb") as fh:
+            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
+    except OSError:
+        return None

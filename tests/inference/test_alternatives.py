@@ -1,0 +1,56 @@
+"""Consistent alternatives through the real command line: ``prediction`` is always ``top_k[0]``, the alternatives
+shown do not change their probabilities with ``--top-k``, and a line where nothing happens is not given a
+confidence above its own evidence."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from gnn_chemalgebra.cli import app
+
+pytestmark = pytest.mark.integration
+
+GOLDEN = Path(__file__).parent / "golden"
+runner = CliRunner()
+# golden formula Type-1 lines on which an alternative used to be more probable than the line written
+OUTRANKED = (3, 28, 203, 260)
+
+
+@pytest.fixture(autouse=True)
+def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GNNCA_CHECKPOINT", raising=False)
+    monkeypatch.delenv("GNNCA_EDIT_CHECKPOINT", raising=False)
+
+
+def _json(args: list[str], text: str) -> list[dict]:
+    res = runner.invoke(app, ["predict", "-", "--json", *args], input=text)
+    assert res.exit_code == 0, res.output
+    return [json.loads(x) for x in res.stdout.splitlines()]
+
+
+def test_the_prediction_is_the_first_alternative_whatever_k() -> None:
+    lines = (GOLDEN / "formula_t1.in").read_text().splitlines()
+    text = "\n".join(lines[n - 1] for n in OUTRANKED) + "\n"
+    by_k = {k: _json(["--extent", "bayes", "--top-k", str(k)], text) for k in (3, 5)}
+    golden = (GOLDEN / "formula_t1.out").read_text().splitlines()
+    for k, recs in by_k.items():
+        assert [r["prediction"] for r in recs] == [golden[n - 1] for n in OUTRANKED]  # the lines themselves stay
+        for r in recs:
+            probs = [t["probability"] for t in r["top_k"]]
+            assert r["top_k"][0]["prediction"] == r["prediction"] and probs[0] == r["confidence"], (k, r["line"])
+            assert probs == sorted(probs, reverse=True) and sum(probs) <= 1 + 1e-3
+    for few, many in zip(by_k[3], by_k[5], strict=True):  # the rows K=3 shows keep their numbers at K=5
+        assert [(t["prediction"], t["probability"]) for t in many["top_k"][: len(few["top_k"])]] == [
+            (t["prediction"], t["probability"]) for t in few["top_k"]
+        ]
+
+
+def test_a_line_where_nothing_happens_keeps_its_raw_confidence() -> None:
+    recs = _json([], "{1}O\n{1}[Na+].{1}[Cl-]\n{1}[Ar]\n")
+    for r in recs:
+        assert r["extent"] == 0 and r["prediction"] == r["source"]
+        assert r["confidence"] <= r["raw_confidence"], r
