@@ -110,7 +110,7 @@ class Predictors:
         *,
         domain: bool | None = None,
     ) -> None:
-        from ..training.device import select_device
+        from ..device import select_device
 
         self.opts = opts
         self.extent = extent

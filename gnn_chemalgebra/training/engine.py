@@ -33,11 +33,12 @@ import numpy as np
 import torch
 
 from ..checkpoint import load_checkpoint, save_checkpoint, versions
-from ..config import TRAIN_DEFAULTS_BY_MODEL, Config, TrainConfig
+from ..config import Config, TrainConfig
+from ..device import seed_everything, select_device
 from ..errors import InputError, TrainingStopped
 from ..io import atomic_write_text
+from ..kinds import kind
 from . import distributed
-from .device import seed_everything, select_device
 from .logging import NullLogger, RunLogger, progress_bar
 
 Metrics = dict[str, float]
@@ -517,7 +518,7 @@ class Trainer:
         if monitor.key(val) is not None or not val:
             return
         missing = [name for name in monitor.names if name not in val] or [monitor.spec]
-        default = TRAIN_DEFAULTS_BY_MODEL.get(self.cfg.model_name, {}).get("monitor")
+        default = kind(self.cfg.model_name).train_defaults.get("monitor")
         fallback = self.task.fallback_monitor
         if not (fallback and monitor.spec == default):
             close = difflib.get_close_matches(missing[0], list(val), n=1)
@@ -575,7 +576,13 @@ class Trainer:
         plain, tensors = rng_state(self.gen)
         tensors["rng_loader"] = self.loader_state if st["batch_in_epoch"] else self.gen.get_state()
         entries = self.task.checkpoint_entries()
-        meta = {**entries.pop("meta", {}), "best_metrics": st["best_metrics"], "engine": dict(st), "rng": plain}
+        meta = {
+            "model": self.cfg.model_name,
+            **entries.pop("meta", {}),
+            "best_metrics": st["best_metrics"],
+            "engine": dict(st),
+            "rng": plain,
+        }
         state = {
             "model": self.model.state_dict(),
             "optimizer": self.opt.state_dict(),
