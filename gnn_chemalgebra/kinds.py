@@ -87,7 +87,7 @@ class TransformerModelConfig:
 class ModelKind:
     """One model kind. ``task``, ``loader`` and ``predictor`` are ``"module:attribute"`` references:
 
-    - ``task``: the :class:`~gnn_chemalgebra.training.engine.Task` class that trains it (called with no argument);
+    - ``task``: the :class:`~gnn_chemalgebra.training.task.Task` class that trains it (called with no argument);
     - ``loader``: ``(checkpoint entries, path, device) -> torch.nn.Module``, the trained network in eval mode;
     - ``predictor``: ``(checkpoint entries, path, device, options) -> predictor``; with ``reads_lines`` the
       predictor has ``predict(examples) -> records`` (``gnnca predict --checkpoint``), else it is a helper model

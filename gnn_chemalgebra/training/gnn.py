@@ -29,7 +29,7 @@ from ..models.gnn import BagGNNConfig, build_model, composition_key_multipliers,
 from ..models.losses import compute_losses
 from . import distributed
 from .distill import DistillTargets, distill_summary, load_teacher
-from .engine import Metrics, Task
+from .task import Metrics, Task
 
 
 class GNNTask(Task):

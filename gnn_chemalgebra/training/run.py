@@ -18,7 +18,8 @@ from typing import Any
 
 from ..config import Config, typed
 from ..kinds import KINDS, kind
-from .engine import Task, Trainer, ValidatorFactory
+from .engine import Trainer
+from .task import Task, ValidatorFactory
 
 
 def make_task(name: str) -> Task:

@@ -28,7 +28,7 @@ from ..io import atomic_write_lines, read_lines
 from ..kinds import kind_name_of_checkpoint
 from ..models.transformer import Seq2SeqTransformer, build_model, count_parameters
 from . import distributed
-from .engine import Task
+from .task import Task
 
 
 def tokenizer_name(dcfg: dict[str, Any], level: str = "paper") -> str:
