@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from .errors import InputError
-from .kinds import KINDS, EditModelConfig, GNNModelConfig, TransformerModelConfig
+from .kinds import KINDS, EditModelConfig, GNNModelConfig, TransformerModelConfig, kind
 from .kinds import opt as _opt
 
 __all__ = ["Config", "DataConfig", "DecodeConfig", "EditModelConfig", "GNNModelConfig", "TrainConfig",
@@ -274,7 +274,7 @@ def decode_settings(saved: Mapping[str, Any] | None) -> DecodeConfig:
 def schema_keys(model_name: str = "gnn") -> list[str]:
     """Every valid dotted key for a model (for messages, docs and tests)."""
     keys = ["run_dir"]
-    for sec, cls in (("data", DataConfig), ("model", KINDS[model_name].config), ("train", TrainConfig),
+    for sec, cls in (("data", DataConfig), ("model", kind(model_name).config), ("train", TrainConfig),
                      ("decode", DecodeConfig)):  # fmt: skip
         keys += [f"{sec}.{f.name}" for f in dataclasses.fields(cls)]
     return keys
