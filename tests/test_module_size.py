@@ -20,7 +20,6 @@ PACKAGE_DIR = Path(gnn_chemalgebra.__file__).resolve().parent
 # Today's modules over the limit, relative to the package; shorten this list, never lengthen it.
 OVER_LIMIT = frozenset(
     {
-        "data/featurize.py",
         "inference/decoder.py",
         "inference/trust.py",
     }
