@@ -1,8 +1,8 @@
-"""Typed run configuration: the YAML schema as dataclasses, with every default in this one module.
+"""Typed run configuration: the YAML schema as dataclasses, with every default here or in :mod:`.kinds`.
 
 A config has the sections ``data``, ``model``, ``train`` and ``decode`` plus ``run_dir``. The ``model`` section
-depends on ``model.name`` (``gnn``/``naive``, ``edits`` or ``transformer``); ``train`` defaults that differ per
-model are listed in :data:`TRAIN_DEFAULTS_BY_MODEL`. An unknown key (in the YAML file or a ``--set a.b=c``
+depends on ``model.name``, a kind of the registry :mod:`gnn_chemalgebra.kinds` (which holds each kind's section
+dataclass and the ``train`` defaults that differ per kind). An unknown key (in the YAML file or a ``--set a.b=c``
 override) is an :class:`~gnn_chemalgebra.errors.InputError` naming the key and the closest valid one; a value
 of the wrong type is one line naming the key and the expected type. Checkpoints store :meth:`Config.to_dict`
 (plain data, ``weights_only``-loadable); :func:`decode_settings` reads the decode section back from it.
@@ -20,11 +20,12 @@ from pathlib import Path
 from typing import Any, get_type_hints
 
 from .errors import InputError
+from .kinds import KINDS, EditModelConfig, GNNModelConfig, TransformerModelConfig, kind
+from .kinds import opt as _opt
 
-
-def _opt(default: Any, *, choices: tuple[str, ...] = (), lo: float | None = None, hi: float | None = None) -> Any:
-    """A dataclass field with validation metadata (allowed strings, numeric range)."""
-    return field(default=default, metadata={"choices": choices, "lo": lo, "hi": hi})
+__all__ = ["Config", "DataConfig", "DecodeConfig", "EditModelConfig", "GNNModelConfig", "TrainConfig",
+           "TransformerModelConfig", "apply_overrides", "decode_settings", "load_config", "load_typed_config",
+           "parse_config", "schema_keys", "typed"]  # fmt: skip
 
 
 @dataclass
@@ -46,71 +47,6 @@ class DataConfig:
     max_tgt_tokens: int = _opt(200, lo=1)
 
 
-@dataclass
-class GNNModelConfig:
-    """The bag GNN (``gnn``) and its raw-coefficient ablation (``naive``); see ``models/gnn.py``."""
-
-    name: str = _opt("gnn", choices=("gnn", "naive"))
-    conv: str = _opt("gine", choices=("gine", "gatv2"))
-    hidden: int = _opt(128, lo=1)
-    layers: int = _opt(3, lo=1)
-    heads: int = _opt(4, lo=1)
-    dropout: float = _opt(0.1, lo=0.0, hi=1.0)
-    bag_mixer: str = _opt("transformer", choices=("transformer", "none"))
-    bag_layers: int = _opt(1, lo=0)
-    set_encoder: str = _opt("transformer", choices=("transformer", "deepsets"))
-    set_layers: int = _opt(2, lo=0)
-    extent: str = _opt("bayes", choices=("bayes", "learned"))
-    leftover: str = _opt("elements", choices=("elements", "vocab"))
-    left_classes: int = _opt(6, lo=1)
-    mol_comp_features: bool = True
-    mult_features: bool = True  # False: molecule embeddings blind to the coefficient pattern (rank/tie features)
-    product_features: bool = False  # composition evidence: made from other molecules / makes another
-    identity_min_count: int = _opt(0, lo=0)  # >0: a learned identity vector per composition seen in at least
-    # this many training lines (models/gnn.py); 0 = off
-    identity_dropout: float = _opt(0.1, lo=0.0, hi=1.0)  # training: share of molecules read as unknown
-    structure_bits: int = _opt(0, lo=0)  # formula + identity rows: Morgan count bits of each row's training
-    # structure, read from the variant's SMILES twin (data/structures.py); 0 = off
-    vocab_size: int = _opt(512, lo=1)  # by-product vocabulary
-    vocab_min_count: int = _opt(1, lo=1)
-    edit_checkpoint: str | None = None  # SMILES: the bond-edit model used to validate whole lines
-
-
-@dataclass
-class EditModelConfig:
-    """The bond-edit product-graph model; see ``models/edit_model.py``."""
-
-    name: str = _opt("edits", choices=("edits",))
-    hidden: int = _opt(128, lo=1)
-    layers: int = _opt(3, lo=1)
-    attn_layers: int = _opt(2, lo=0)
-    heads: int = _opt(4, lo=1)
-    dropout: float = _opt(0.1, lo=0.0, hi=1.0)
-
-
-@dataclass
-class TransformerModelConfig:
-    """The sequence-Transformer baseline; see ``models/transformer.py``."""
-
-    name: str = _opt("transformer", choices=("transformer",))
-    d_model: int = _opt(512, lo=2)
-    nhead: int = _opt(8, lo=1)
-    enc_layers: int = _opt(6, lo=1)
-    dec_layers: int = _opt(6, lo=1)
-    d_ff: int = _opt(512, lo=1)
-    dropout: float = _opt(0.1, lo=0.0, hi=1.0)
-    share_embeddings: bool = True
-    positional: str = _opt("sinusoidal", choices=("sinusoidal", "learned"))
-    max_positions: int = _opt(1024, lo=1)
-    tokenizer: str = _opt("paper", choices=("paper", "digit"))  # a whole {k} as one token, or {, digits, }
-
-
-MODEL_CONFIGS: dict[str, type] = {
-    "gnn": GNNModelConfig,
-    "naive": GNNModelConfig,
-    "edits": EditModelConfig,
-    "transformer": TransformerModelConfig,
-}
 LR_SCHEDULES = ("constant", "cosine", "noam", "cosine_epochs")
 
 
@@ -162,31 +98,6 @@ class TrainConfig:
     patience_steps: int = _opt(0, lo=0)  # optimiser steps since the best validation; 0 = use ``patience``
     target: float = 0.0  # stop once the monitored metric reaches this (smoke tests); 0 = off
     val_em_lines: int = _opt(200, lo=0)  # transformer: greedy EM on the first N validation lines
-
-
-# Train defaults that differ per model (today's values of each trainer), applied under the dataclass defaults.
-TRAIN_DEFAULTS_BY_MODEL: dict[str, dict[str, Any]] = {
-    "gnn": {"monitor": "EM"},
-    "naive": {"monitor": "EM"},
-    "edits": {
-        "epochs": 30,
-        "num_threads": 1,
-        "tensorboard": False,
-        "progress": False,
-        "lr_schedule": "cosine_epochs",
-        "monitor": "exact_edits",
-    },
-    "transformer": {
-        "batch_size": 64,
-        "optimizer": "adam",
-        "lr": 5e-4,
-        "betas": [0.9, 0.998],
-        "lr_schedule": "noam",
-        "warmup_steps": 400,
-        "eval_every": 200,
-        "monitor": "val_loss",
-    },
-}
 
 
 @dataclass
@@ -335,11 +246,11 @@ def parse_config(raw: Mapping[str, Any], source: str | None = None, *, model_nam
     run_dir = "" if run_dir is None else _coerce("run_dir", run_dir, str, (), None, None, source)
     mraw = _mapping(raw.get("model"), "model", source)
     name = mraw.get("name", model_name or "gnn")
-    if not isinstance(name, str) or name not in MODEL_CONFIGS:  # a list or mapping is a wrong choice too
-        _bad_choice("model.name", name, tuple(MODEL_CONFIGS), source)
-    model = _build(MODEL_CONFIGS[name], {**mraw, "name": name}, "model", source, {})
+    if not isinstance(name, str) or name not in KINDS:  # a list or mapping is a wrong choice too
+        _bad_choice("model.name", name, tuple(KINDS), source)
+    model = _build(KINDS[name].config, {**mraw, "name": name}, "model", source, {})
     train = _build(TrainConfig, _mapping(raw.get("train"), "train", source), "train", source,
-                   TRAIN_DEFAULTS_BY_MODEL.get(name, {}))  # fmt: skip
+                   dict(KINDS[name].train_defaults))  # fmt: skip
     data = _build(DataConfig, _mapping(raw.get("data"), "data", source), "data", source, {})
     decode = _build(DecodeConfig, _mapping(raw.get("decode"), "decode", source), "decode", source, {})
     return Config(run_dir=run_dir or f"runs/{name}", data=data, model=model, train=train, decode=decode)
@@ -363,7 +274,7 @@ def decode_settings(saved: Mapping[str, Any] | None) -> DecodeConfig:
 def schema_keys(model_name: str = "gnn") -> list[str]:
     """Every valid dotted key for a model (for messages, docs and tests)."""
     keys = ["run_dir"]
-    for sec, cls in (("data", DataConfig), ("model", MODEL_CONFIGS[model_name]), ("train", TrainConfig),
+    for sec, cls in (("data", DataConfig), ("model", kind(model_name).config), ("train", TrainConfig),
                      ("decode", DecodeConfig)):  # fmt: skip
         keys += [f"{sec}.{f.name}" for f in dataclasses.fields(cls)]
     return keys

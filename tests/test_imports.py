@@ -4,7 +4,7 @@ Every ``import``/``from ... import`` of every module is read with :mod:`ast` -- 
 level and inside functions (a lazy import is still a dependency) -- except those under ``if TYPE_CHECKING:``,
 which never run. Floors, lowest first (docs/architecture.md "Package floors")::
 
-    ground (errors, io, config, checkpoint, progress, lazy_imports) -> chem -> algebra -> data -> models
+    ground (errors, io, config, checkpoint, progress, lazy_imports, device, kinds) -> chem -> algebra -> data -> models
       -> training / evaluation -> inference -> api / benchmark -> cli
 
 A module may import its own floor's package and any lower floor. ``training`` and ``evaluation`` share a floor:
@@ -31,7 +31,9 @@ ROOT = "gnn_chemalgebra"
 PACKAGE_DIR = Path(gnn_chemalgebra.__file__).resolve().parent
 
 FLOORS: dict[str, int] = {
-    **dict.fromkeys(("errors", "io", "config", "checkpoint", "progress", "lazy_imports", "version"), 0),
+    **dict.fromkeys(
+        ("errors", "io", "config", "checkpoint", "progress", "lazy_imports", "version", "device", "kinds"), 0
+    ),
     "chem": 1,
     "algebra": 2,
     "data": 3,
@@ -274,3 +276,38 @@ def test_the_architecture_page_draws_these_floors() -> None:
                 assert row_of[a] < row_of[b], f"the page draws {a} (floor {FLOORS[a]}) below {b} (floor {FLOORS[b]})"
             elif FLOORS[a] == FLOORS[b] and FLOORS[a] > 0:
                 assert row_of[a] == row_of[b], f"the page draws {a} and {b} (both floor {FLOORS[a]}) apart"
+
+
+# The model-kind registry (kinds.py) names each kind's task, loader and predictor as "module:attr" references,
+# imported when resolved: a reference is an import of the module that resolves it, so it is held to the floors.
+REFERENCE_RESOLVERS = {"task": "load_task", "loader": "load_network", "predictor": "load_predictor"}
+REFERENCE_FLOORS = {"task": FLOORS["training"], "loader": FLOORS["inference"], "predictor": FLOORS["inference"]}
+
+
+def test_the_kind_references_sit_on_their_floors() -> None:
+    """Tasks live on the training floor, loaders at or below inference, predictors on the inference floor."""
+    from gnn_chemalgebra.kinds import KINDS
+
+    for k in KINDS.values():
+        for fld, highest in REFERENCE_FLOORS.items():
+            module = getattr(k, fld).split(":")[0]
+            assert _is_module(module), f"{k.name}.{fld}: no module {module}"
+            floor = FLOORS[_unit(module)]
+            assert floor <= highest, f"{k.name}.{fld} = {module} (floor {floor}) is above floor {highest}"
+            if fld != "loader":
+                assert floor == highest, f"{k.name}.{fld} = {module} is not on floor {highest}"
+
+
+def test_kind_references_are_resolved_only_from_their_floor_or_above() -> None:
+    """``kind.load_task()`` is called from the training floor or above, ``load_network`` / ``load_predictor``
+    from the inference floor or above: resolving a reference never imports upward."""
+    need = {REFERENCE_RESOLVERS[f]: floor for f, floor in REFERENCE_FLOORS.items()}
+    bad = []
+    for path in _modules():
+        unit = _unit(_module_name(path))
+        if unit is None:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in need and FLOORS[unit] < need[node.attr]:
+                bad.append(f"{path.relative_to(PACKAGE_DIR.parent)}:{node.lineno} calls {node.attr} from {unit}")
+    assert not bad, "\n".join(bad)

@@ -48,7 +48,7 @@ def _foreign_files(tmp: Path) -> dict[str, tuple[Path, str]]:
         "pickled": (tmp / "pickled.pt", "safe load (weights_only) refuses"),
         "truncated": (tmp / "truncated.pt", "corrupt or truncated"),
         "folder": (tmp / "folder.pt", "is a folder"),
-        "edit model as GNN": (BUNDLED / "edit_default.pt", "not a GNN (bag model) checkpoint: missing 'featurizer'"),
+        "edit model as GNN": (BUNDLED / "edit_default.pt", "'edits' checkpoint, the bond-edit model"),
     }
 
 

@@ -48,23 +48,19 @@ class EditPredictor:
         models = [cls._load_model(p, device) for p in checkpoint_paths(path)]
         return cls(models[0] if len(models) == 1 else EditEnsemble(models), device)
 
+    @classmethod
+    def from_loaded(
+        cls, ck: dict[str, Any], path: str, device: str | torch.device = "cpu", options: Any = None
+    ) -> EditPredictor:
+        """The registry's predictor factory for ``edits``: :meth:`from_checkpoint` of ``path`` (the first file's
+        entries ``ck`` are read again, on ``device``); ``options`` (line-predictor options) do not apply."""
+        return cls.from_checkpoint(path, device)
+
     @staticmethod
     def _load_model(path: str | Path, device: str | torch.device) -> EditModel:
         from ..checkpoint import load_checkpoint
 
-        ck = load_checkpoint(path, map_location=device)
-        meta = ck.get("meta", {})
-        hp = meta.get("hparams")
-        if hp is None or meta.get("kind") != "edits":
-            raise InputError("not an edit-model checkpoint", path=str(path))
-        if int(meta.get("featurizer_version", -1)) != EDIT_FEATURIZER_VERSION:
-            raise InputError("edit checkpoint was written by another featuriser version", path=str(path))
-        probe = reaction_graph(["CC"], [])
-        if probe.x.size(1) != hp["x_dim"] or probe.edge_attr.size(1) != hp["edge_dim"]:
-            raise InputError("atom features changed since this edit checkpoint was trained", path=str(path))
-        model = build_edit_model(hp)
-        model.load_state_dict(ck["model"])
-        return model
+        return load_network(load_checkpoint(path, map_location=device), path, device)
 
     def predict(
         self,
@@ -109,6 +105,22 @@ class EditPredictor:
                 one = {"pair": pairs[m], **{a: atoms[a][m] for a in atoms}}
                 results[k] = EditBeam(reactants, n_atoms, one, view, beam, **decode_kw)
         return results
+
+
+def load_network(ck: dict[str, Any], path: str | Path, device: str | torch.device = "cpu") -> EditModel:
+    """The edit model of loaded checkpoint entries, in eval mode (the registry's loader for ``edits``)."""
+    meta = ck.get("meta", {})
+    hp = meta.get("hparams")
+    if hp is None or meta.get("kind") != "edits":
+        raise InputError("not an edit-model checkpoint", path=str(path))
+    if int(meta.get("featurizer_version", -1)) != EDIT_FEATURIZER_VERSION:
+        raise InputError("edit checkpoint was written by another featuriser version", path=str(path))
+    probe = reaction_graph(["CC"], [])
+    if probe.x.size(1) != hp["x_dim"] or probe.edge_attr.size(1) != hp["edge_dim"]:
+        raise InputError("atom features changed since this edit checkpoint was trained", path=str(path))
+    model = build_edit_model(hp)
+    model.load_state_dict(ck["model"])
+    return model.to(device).eval()
 
 
 @dataclass

@@ -119,7 +119,7 @@ class Predictors:
         domain: bool | None = None,
         note: Callable[[str], None] | None = None,
     ) -> None:
-        from ..training.device import select_device
+        from ..device import select_device
 
         self.opts, self.note = opts, note
         self.extent = extent

@@ -24,6 +24,7 @@ from ..data.dataset import BagExample, ExtraVocab
 from ..data.featurize import Featurizer
 from ..errors import InputError
 from ..io import checkpoint_paths
+from ..kinds import KINDS, kind_of_checkpoint
 from .decoder import Decoder, LineOutputs, extent_rule_for, kbest_assignments
 from .report import build_record
 from .run import decode_overrides
@@ -116,21 +117,36 @@ class Predictor:
         path: str | Path,
         device: str | torch.device = "cpu",
         options: PredictorOptions | None = None,
-        *,
-        route: bool = True,
     ) -> Any:
-        """The predictor of a checkpoint, by its kind: a GNN (``a.pt,b.pt``: an ensemble) with the decode
-        settings saved in it, as ``options`` amend them (:class:`PredictorOptions`); a Transformer (the sequence
-        baseline) as a :class:`~.transformer.TransformerPredictor` with the same ``predict`` contract. A GNN whose
-        settings name a Type-1 model (``decode.type1_model``) loads it too and hands it the Type-1 lines, unless
-        ``route`` is false."""
+        """The predictor of a checkpoint, by its kind (:func:`gnn_chemalgebra.kinds.kind_of_checkpoint`): a GNN
+        (``a.pt,b.pt``: an ensemble) as :meth:`from_loaded` reads it; a Transformer (the sequence baseline) as a
+        :class:`~.transformer.TransformerPredictor` with the same ``predict`` contract; every kind through its
+        registry entry's predictor factory. A kind that reads no lines (the bond-edit model) is one clear line."""
         options = options or PredictorOptions()
         paths = checkpoint_paths(str(path))
         first = load_checkpoint(paths[0], map_location="cpu", require=())
-        if (first.get("meta") or {}).get("model") == "transformer":
-            from .transformer import TransformerPredictor  # the sequence model's modules: only for its checkpoints
+        kind = kind_of_checkpoint(first, paths[0])
+        if not kind.reads_lines:
+            readers = ", ".join(k.name for k in KINDS.values() if k.reads_lines)
+            why = f"{kind.name!r} checkpoint, {kind.summary}, predicts no lines itself (pass it as the edit model)"
+            raise InputError(f"the {why}; the line predictors are {readers}", path=paths[0])
+        return kind.load_predictor()(first, str(path), device, options)
 
-            return TransformerPredictor.from_loaded(first, str(path), device, options)
+    @classmethod
+    def from_loaded(
+        cls,
+        first: dict[str, Any],
+        path: str,
+        device: str | torch.device = "cpu",
+        options: PredictorOptions | None = None,
+        *,
+        route: bool = True,
+    ) -> Predictor:
+        """The GNN predictor of a checkpoint (``path``; ``a.pt,b.pt``: an ensemble) whose first file's entries are
+        ``first``, with the decode settings saved in it as ``options`` amend them (:class:`PredictorOptions`).
+        Settings that name a Type-1 model (``decode.type1_model``) load it too and hand it the Type-1 lines,
+        unless ``route`` is false. The registry's predictor factory for ``gnn`` and ``naive``."""
+        options = options or PredictorOptions()
         lm = load_model(path, device, options.edit_checkpoint, first)
         settings = decode_overrides(options.settings or lm.settings, options.overrides)
         r = lm.runner
@@ -139,7 +155,8 @@ class Predictor:
         pred.saved_settings = dataclasses.replace(lm.settings)  # what a calibration without its own record assumes
         pred.second_opinion = options.second_opinion
         if route and settings.type1_model:
-            pred.type1 = cls._type1_model(paths[0], settings.type1_model, r.device, options, pred.repr)
+            pred.type1 = cls._type1_model(checkpoint_paths(path)[0], settings.type1_model, r.device, options,
+                                          pred.repr)  # fmt: skip
         return pred
 
     @classmethod
@@ -159,8 +176,11 @@ class Predictor:
             )
         )
         sub = PredictorOptions(options.edit_checkpoint, options.extent, options.type1_settings, overrides)
-        t1 = cls.from_checkpoint(path, device, sub, route=False)
-        if not isinstance(t1, Predictor) or t1.repr != repr:
+        first = load_checkpoint(path, map_location="cpu", require=())
+        if kind_of_checkpoint(first, str(path)).load_predictor() != cls.from_loaded:
+            raise InputError(f"decode.type1_model must be a GNN checkpoint reading {repr}", path=str(path))
+        t1 = cls.from_loaded(first, str(path), device, sub, route=False)
+        if t1.repr != repr:
             raise InputError(f"decode.type1_model must be a GNN checkpoint reading {repr}", path=str(path))
         if t1.settings.type1_model:  # its Type-1 lines belong elsewhere: which model reads them is ambiguous
             raise InputError(

@@ -207,3 +207,8 @@ def load_bag_model(
     model = build_model(BagGNNConfig.from_meta(ck["meta"], path), vocab_compositions(vocab, feat))
     model.load_state_dict(ck["model"])
     return ck, feat, vocab, model
+
+
+def load_network(ck: dict[str, Any], path: str | Path, device: str | torch.device = "cpu") -> torch.nn.Module:
+    """The bag GNN of loaded checkpoint entries, in eval mode (the registry's loader for ``gnn`` and ``naive``)."""
+    return load_bag_model(str(path), ck)[3].to(device).eval()

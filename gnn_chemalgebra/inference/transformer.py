@@ -23,8 +23,8 @@ from ..chem.bag import format_bag
 from ..data.dataset import BagExample
 from ..data.layout import variant_props
 from ..data.tokenize import detokenize
+from ..device import autocast
 from ..errors import InputError
-from ..training.device import autocast
 from ..training.seq2seq import LoadedModel, model_from_checkpoint, pad_batch
 
 DEFAULT_MAX_LEN = 200  # target tokens, when the checkpoint's config names none

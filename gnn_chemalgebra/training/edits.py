@@ -28,7 +28,7 @@ from ..data.edit_dataset import (
 from ..errors import InputError
 from ..models.edit_model import build_edit_model, edit_hparams, edit_losses, exact_edit_hits, sample_pairs
 from . import distributed
-from .engine import Metrics, Task
+from .task import Metrics, Task
 
 
 def reaction_path(data_dir: str | Path, split: str) -> Path:

@@ -13,218 +13,42 @@ aborts at once). The way in is :func:`gnn_chemalgebra.training.run.train`.
 Validation that needs a higher floor (the GNN's whole-line EM needs the predictor) is injected as
 ``validator``: a factory called with the built task that returns a callable giving more metrics; a task that
 takes it says so (:attr:`Task.takes_validator`).
+
+The task contract is :mod:`.task`; the learning-rate schedules and stopping rules are :mod:`.schedule`; RNG
+states, stop signals and fine-tuning start weights are :mod:`.run_state`. Their public names are importable here.
 """
 
 from __future__ import annotations
 
 import difflib
 import json
-import math
-import random
 import shutil
-import signal
 import sys
 import time
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import torch
 
 from ..checkpoint import load_checkpoint, save_checkpoint, versions
-from ..config import TRAIN_DEFAULTS_BY_MODEL, Config, TrainConfig
+from ..config import Config
+from ..device import seed_everything, select_device
 from ..errors import InputError, TrainingStopped
 from ..io import atomic_write_text
+from ..kinds import kind
 from . import distributed
-from .device import seed_everything, select_device
 from .logging import NullLogger, RunLogger, progress_bar
+from .run_state import StopRequests, init_weights, restore_rng, rng_state
+from .schedule import Monitor, lr_at, still_stopped
+from .task import Metrics, Task, ValidatorFactory
 
-Metrics = dict[str, float]
-ValidatorFactory = Callable[["Task"], Callable[[], Metrics]]
+__all__ = ["FINISHED", "RUN_FILES", "Metrics", "Monitor", "Task", "Trainer", "ValidatorFactory", "lr_at"]
+
 RUN_FILES = ("last.pt", "best.pt", "metrics.jsonl", "summary.json")  # what a run leaves in run_dir (and tb/)
 FINISHED = ("early_stopping", "target")  # a run that stopped for these trains no further on --resume
 
 
-class Task:
-    """What one model brings to the engine. Subclasses set ``model`` (and ``net`` for DDP) in :meth:`build`."""
-
-    name = "task"
-    fallback_monitor = ""  # what to early-stop on when train.monitor is not among the validation metrics
-    # Adam/AdamW's fused kernel (one pass over each tensor, no per-parameter Python loop) where torch has it for
-    # the device; its rounding differs slightly from the loop's, so a task opts in. A checkpoint's own setting
-    # (saved in its optimiser state) wins on resume, so runs resume as they were started.
-    fused_optimizer = False
-    takes_validator = False  # validated further by the injected validator (the GNN: whole lines, predictor)
-    model: torch.nn.Module
-    net: torch.nn.Module | None = None  # the module to call in training (the DDP wrapper, else ``model``)
-
-    def build(self, cfg: Config, device: torch.device, ck: dict[str, Any] | None, gen: torch.Generator,
-              dist_info: distributed.DistInfo) -> None:  # fmt: skip
-        """Load data and build the model (after seeding; ``ck`` is the checkpoint resumed from, if any)."""
-        raise NotImplementedError
-
-    def steps_per_epoch(self) -> int:
-        raise NotImplementedError
-
-    def train_batches(self, epoch: int) -> Iterable[Any]:
-        """The batches of ``epoch`` in order; a pure function of (seed, epoch, loader generator state)."""
-        raise NotImplementedError
-
-    def train_step(self, batch: Any) -> tuple[dict[str, torch.Tensor], int]:
-        """Forward and losses (``total`` is optimised) and the number of reactions in the batch."""
-        raise NotImplementedError
-
-    def validate(self) -> Metrics:
-        return {}
-
-    def checkpoint_entries(self) -> dict[str, Any]:
-        """Plain data saved with every checkpoint: ``meta`` (hparams, vocabulary ...) and top-level extras."""
-        return {"meta": {}}
-
-    def summary(self, result: dict[str, Any]) -> dict[str, Any]:
-        """Model-specific summary keys, added to the engine's."""
-        return {}
-
-
-# --------------------------------------------------------------------------- schedule
-def lr_at(tcfg: TrainConfig, step: int, total: int, epoch: int, epochs: int) -> float:
-    """Learning rate of optimiser step ``step`` (0-based) of ``total``; stateless, so a resume is exact.
-
-    ``constant``: linear warm-up over ``warmup_steps`` (0 = none), then ``lr``. ``cosine``: linear warm-up
-    (``warmup_steps``, else the share ``warmup`` of the budget), then cosine decay to 1% of ``lr``. ``noam``:
-    warm-up then ``lr * sqrt(warmup / step)``. ``cosine_epochs``: cosine over epochs down to 10% of ``lr``.
-    """
-    base, s = tcfg.lr, step + 1
-    if tcfg.lr_schedule == "cosine_epochs":
-        return base * (0.1 + 0.45 * (1 + math.cos(math.pi * epoch / max(epochs, 1))))
-    if tcfg.lr_schedule == "constant":
-        w = tcfg.warmup_steps
-        return base * s / w if w and s < w else base
-    w = tcfg.warmup_steps or max(int(total * tcfg.warmup), 1)
-    if tcfg.lr_schedule == "noam":
-        return base * min(s / w, math.sqrt(w / s))
-    if total <= 0:
-        return base
-    if step < w:
-        return base * s / w
-    frac = min((step - w) / max(total - w, 1), 1.0)
-    return base * (0.01 + 0.99 * 0.5 * (1.0 + math.cos(math.pi * frac)))
-
-
-# --------------------------------------------------------------------------- monitor
-class Monitor:
-    """Early-stopping metric: ``EM`` or a comma list compared in order (``val_em,val_token_acc``: EM, and token
-    accuracy while EM ties, e.g. at 0). Lower is better for a name that contains ``loss``, higher for others."""
-
-    def __init__(self, spec: str) -> None:
-        self.names = [n.strip() for n in spec.split(",") if n.strip()]
-        self.spec = ",".join(self.names)
-        self.signs = [-1.0 if "loss" in n else 1.0 for n in self.names]
-
-    def key(self, metrics: Metrics) -> tuple[float, ...] | None:
-        if not self.names or any(n not in metrics for n in self.names):
-            return None
-        return tuple(sign * float(metrics[n]) for sign, n in zip(self.signs, self.names, strict=True))
-
-    def value(self, metrics: Metrics) -> float | None:
-        return float(metrics[self.names[0]]) if self.names and self.names[0] in metrics else None
-
-
-# --------------------------------------------------------------------------- RNG state
-def rng_state(gen: torch.Generator) -> tuple[dict[str, Any], dict[str, torch.Tensor]]:
-    """Python/NumPy states as JSON-able lists and torch states as tensors (both ``weights_only``-safe)."""
-    py = random.getstate()
-    st = np.random.get_state()
-    plain = {
-        "python": [py[0], list(py[1]), py[2]],
-        "numpy": [st[0], st[1].tolist(), int(st[2]), int(st[3]), float(st[4])],
-    }
-    tensors = {"rng_torch": torch.get_rng_state(), "rng_loader": gen.get_state()}
-    if torch.cuda.is_available():
-        tensors["rng_cuda"] = torch.stack(torch.cuda.get_rng_state_all())
-    return plain, tensors
-
-
-def restore_rng(plain: dict[str, Any], ck: dict[str, Any]) -> None:
-    """Global RNGs as they were when ``ck`` was written (the loader generator is restored separately)."""
-    v, st, g = plain["python"]
-    random.setstate((v, tuple(st), g))
-    name, keys, pos, has_g, cached = plain["numpy"]
-    np.random.set_state((name, np.asarray(keys, dtype=np.uint32), pos, has_g, cached))
-    torch.set_rng_state(ck["rng_torch"].cpu())
-    if torch.cuda.is_available() and "rng_cuda" in ck and len(ck["rng_cuda"]) == torch.cuda.device_count():
-        torch.cuda.set_rng_state_all([s.cpu() for s in ck["rng_cuda"]])
-
-
-# --------------------------------------------------------------------------- stop requests
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-
-
-class StopRequests:
-    """Signals asking a run to stop, noted by handlers and acted on between optimiser steps.
-
-    :meth:`install` sets handlers for :data:`STOP_SIGNALS` (only in the main thread, where Python allows it),
-    :meth:`restore` puts the previous ones back. A second SIGINT restores the default handler and raises
-    ``KeyboardInterrupt`` at once, for a user who will not wait for the step to finish."""
-
-    def __init__(self) -> None:
-        self.received: list[int] = []
-        self._previous: dict[int, Any] = {}
-
-    def _handle(self, signum: int, frame: Any) -> None:
-        if signum == signal.SIGINT and signal.SIGINT in self.received:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-            raise KeyboardInterrupt
-        self.received.append(signum)
-        print(f"\n[train] {signal.Signals(signum).name}: stopping after this optimiser step (saving last.pt)",
-              file=sys.stderr, flush=True)  # fmt: skip
-
-    def install(self) -> None:
-        for s in STOP_SIGNALS:
-            try:
-                self._previous[s] = signal.signal(s, self._handle)
-            except ValueError:  # not the main thread: no handlers, the run stops as it always did
-                break
-
-    def restore(self) -> None:
-        for s, handler in self._previous.items():
-            signal.signal(s, handler)
-        self._previous.clear()
-
-
 # --------------------------------------------------------------------------- the loop
-def init_weights(model: torch.nn.Module, path: str | Path) -> None:
-    """Fine-tuning: load a checkpoint's weights into the freshly built ``model``. The architecture must match
-    (hidden sizes, layers, vocabularies); a mismatch is one :class:`InputError` line naming the first tensors
-    that differ, not a silent partial load."""
-    state = load_checkpoint(path)["model"]
-    own = model.state_dict()
-    # parts a start model may lack, built to leave its function unchanged (the model names them; e.g. the bag GNN's
-    # zero-initialised identity rows)
-    fresh = {k for k in own if k.startswith(tuple(getattr(model, "fresh_state_prefixes", ())))}
-    missing = sorted(set(own) - set(state) - fresh)
-    unexpected = sorted(set(state) - set(own))
-    shapes = sorted(k for k in set(own) & set(state) if tuple(own[k].shape) != tuple(state[k].shape))
-    if missing or unexpected or shapes:
-        groups = (("missing", missing), ("unexpected", unexpected), ("shape differs", shapes))
-        parts = [f"{label}: {', '.join(keys[:3])}{' ...' if len(keys) > 3 else ''}" for label, keys in groups if keys]
-        why = "; ".join(parts)
-        raise InputError(f"train.init_from: checkpoint does not fit this model's architecture ({why})", path=str(path))
-    model.load_state_dict(state, strict=not (fresh - set(state)))
-
-
-def still_stopped(st: dict[str, Any], tcfg: Any) -> bool:
-    """Do the patience settings stop the run in state ``st``? Asked after each validation, and again on
-    ``--resume`` of an early-stopped run: a larger ``train.patience`` or ``train.patience_steps`` (or 0 = none)
-    lets it train on from ``last.pt``."""
-    if tcfg.patience_steps:
-        return st["best_step"] is not None and int(st["step"]) - int(st["best_step"]) >= tcfg.patience_steps
-    if tcfg.patience:
-        return int(st["bad_evals"]) >= tcfg.patience
-    return False
-
-
 class Trainer:
     """One training run of ``task`` as ``cfg`` says; :meth:`run` trains (or continues from ``<run_dir>/last.pt``)
     and returns the run's summary.
@@ -517,7 +341,7 @@ class Trainer:
         if monitor.key(val) is not None or not val:
             return
         missing = [name for name in monitor.names if name not in val] or [monitor.spec]
-        default = TRAIN_DEFAULTS_BY_MODEL.get(self.cfg.model_name, {}).get("monitor")
+        default = kind(self.cfg.model_name).train_defaults.get("monitor")
         fallback = self.task.fallback_monitor
         if not (fallback and monitor.spec == default):
             close = difflib.get_close_matches(missing[0], list(val), n=1)
@@ -575,7 +399,13 @@ class Trainer:
         plain, tensors = rng_state(self.gen)
         tensors["rng_loader"] = self.loader_state if st["batch_in_epoch"] else self.gen.get_state()
         entries = self.task.checkpoint_entries()
-        meta = {**entries.pop("meta", {}), "best_metrics": st["best_metrics"], "engine": dict(st), "rng": plain}
+        meta = {
+            "model": self.cfg.model_name,
+            **entries.pop("meta", {}),
+            "best_metrics": st["best_metrics"],
+            "engine": dict(st),
+            "rng": plain,
+        }
         state = {
             "model": self.model.state_dict(),
             "optimizer": self.opt.state_dict(),

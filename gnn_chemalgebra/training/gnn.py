@@ -23,13 +23,13 @@ from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_composit
 from ..data.featurize import Featurizer
 from ..data.layout import variant_props
 from ..data.structures import formula_structures, morgan_counts, read_smiles_molecules
+from ..device import autocast
 from ..errors import InputError
 from ..models.gnn import BagGNNConfig, build_model, composition_key_multipliers, composition_keys
 from ..models.losses import compute_losses
 from . import distributed
-from .device import autocast
 from .distill import DistillTargets, distill_summary, load_teacher
-from .engine import Metrics, Task
+from .task import Metrics, Task
 
 
 class GNNTask(Task):

@@ -1,9 +1,9 @@
 """The one way into training: :func:`train`, which ``gnnca train``, ``gnnca bench`` and library callers use.
 
-``model.name`` picks the task: the bag GNN (``gnn``, ``naive``: :class:`.gnn.GNNTask`), the
-bond-edit model (``edits``: :class:`.edits.EditTask`) or the Transformer baseline (``transformer``:
-:class:`.seq2seq.TransformerTask`); each owns its model, batches, loss and validation metric, and the
-:class:`.engine.Trainer` runs it.
+``model.name`` picks the task from the model-kind registry (:data:`gnn_chemalgebra.kinds.KINDS`): the bag GNN
+(``gnn``, ``naive``: :class:`.gnn.GNNTask`), the bond-edit model (``edits``: :class:`.edits.EditTask`) or the
+Transformer baseline (``transformer``: :class:`.seq2seq.TransformerTask`); each owns its model, batches, loss and
+validation metric, and the :class:`.engine.Trainer` runs it.
 
 ``validator`` adds metrics computed on a higher floor, for the tasks that take them: the GNN's whole-line EM needs
 the predictor, so callers above the training floor pass
@@ -16,23 +16,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..config import MODEL_CONFIGS, Config, typed
-from .engine import Task, Trainer, ValidatorFactory
+from ..config import Config, typed
+from ..kinds import KINDS, kind
+from .engine import Trainer
+from .task import Task, ValidatorFactory
 
 
 def make_task(name: str) -> Task:
-    """A fresh task for a model name (imported lazily: each pulls in its own model and data code)."""
-    if name == "transformer":
-        from .seq2seq import TransformerTask
-
-        return TransformerTask()
-    if name == "edits":
-        from .edits import EditTask
-
-        return EditTask()
-    from .gnn import GNNTask  # gnn, naive
-
-    return GNNTask()
+    """A fresh task for a model kind (imported when asked for: each pulls in its own model and data code)."""
+    return kind(name).load_task()()
 
 
 def train(
@@ -48,6 +40,6 @@ def train(
     ``task``: a task built by the caller instead of the one ``model.name`` names (prebuilt edit-model examples,
     :class:`.edits.EditTask`; a task of one's own); a mapping without ``model.name`` then takes the task's.
     """
-    name = task.name if task is not None and task.name in MODEL_CONFIGS else None
+    name = task.name if task is not None and task.name in KINDS else None
     cfg = typed(config, model_name=name)
     return Trainer(task or make_task(cfg.model_name), cfg, validator).run(resume)

@@ -22,12 +22,13 @@ from ..checkpoint import load_checkpoint
 from ..config import Config
 from ..data.layout import split_files, variant_props
 from ..data.tokenize import BOS_ID, EOS_ID, PAD_ID, Vocab, detokenize, get_tokenizer, reserved_tokens, tokenizer_for
+from ..device import autocast, select_device
 from ..errors import InputError
 from ..io import atomic_write_lines, read_lines
+from ..kinds import kind_name_of_checkpoint
 from ..models.transformer import Seq2SeqTransformer, build_model, count_parameters
 from . import distributed
-from .device import autocast, select_device
-from .engine import Task
+from .task import Task
 
 
 def tokenizer_name(dcfg: dict[str, Any], level: str = "paper") -> str:
@@ -177,22 +178,22 @@ def load_model(path: str | Path, device: str | torch.device = "cpu") -> LoadedMo
     return model_from_checkpoint(load_checkpoint(path, map_location="cpu"), path, device)
 
 
-def is_transformer_checkpoint(ck: dict[str, Any]) -> bool:
-    """Whether loaded checkpoint entries are a Transformer's (``meta.model``)."""
-    return (ck.get("meta") or {}).get("model") == "transformer"
-
-
 def model_from_checkpoint(ck: dict[str, Any], path: str | Path, device: str | torch.device = "cpu") -> LoadedModel:
     """:func:`load_model` from checkpoint entries already loaded (``path`` names them in messages)."""
     dev = select_device(str(device)) if isinstance(device, str) else device
     meta = ck.get("meta") or {}
-    if meta.get("model") != "transformer" or "vocab" not in meta:
+    if kind_name_of_checkpoint(ck) != "transformer" or "vocab" not in meta:
         raise InputError("not a transformer checkpoint (no vocabulary in it)", path=str(path))
     vocab = Vocab(list(meta["vocab"]))
     model = Seq2SeqTransformer(**meta["hparams"])
     model.load_state_dict(ck["model"])
     model.to(dev).eval()
     return LoadedModel(model, vocab, meta["tokenizer"], ck.get("config") or {}, dev)
+
+
+def load_network(ck: dict[str, Any], path: str | Path, device: str | torch.device = "cpu") -> Seq2SeqTransformer:
+    """The Transformer of loaded checkpoint entries, in eval mode (the registry's loader for ``transformer``)."""
+    return model_from_checkpoint(ck, path, device).model
 
 
 def _decode_batch(

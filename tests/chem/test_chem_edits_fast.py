@@ -12,13 +12,13 @@ import pytest
 from rdkit import Chem
 
 from gnn_chemalgebra.chem.composition import atom_label, composition_items, mol_composition
+from gnn_chemalgebra.chem.edit_apply import _edited_mol
 from gnn_chemalgebra.chem.edits import (
     AROMATIC,
     NONE,
     SINGLE,
     EditLabelError,
     EditLabels,
-    _edited_mol,
     apply_edits,
     apply_edits_components,
     check_record,
@@ -272,7 +272,7 @@ def _bond_states(mol: Chem.Mol) -> list[tuple]:
 def test_stereo_perception_on_the_template_s_stereo_bonds_equals_the_full_scan(
     cases: list[tuple[list[str], EditLabels]],
 ) -> None:
-    from gnn_chemalgebra.chem.edits import _sanitised
+    from gnn_chemalgebra.chem.edit_apply import _sanitised
 
     stereo = _stereo_cases(random.Random(1))
     assert any(reactant_graph(r).stereo_pairs for r, _ in stereo)

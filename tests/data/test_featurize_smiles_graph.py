@@ -1,7 +1,7 @@
 """The vectorised SMILES atom graph equals the per-atom one-hot lists it replaced, and the shared caches
 (``shared_smiles_graph``, ``chem.smiles.shared_mol``) give what a fresh parse gives.
 
-``_reference_graph`` is the previous implementation of :func:`smiles_graph` (one ``_onehot`` list per atom and
+``_reference_graph`` is the previous implementation of :func:`smiles_graph` (one ``onehot`` list per atom and
 per bond, ``torch.tensor`` of the lists), kept here as the specification.
 """
 
@@ -14,16 +14,15 @@ from rdkit import Chem
 from gnn_chemalgebra.chem.smiles import mol_from_smiles, shared_mol
 from gnn_chemalgebra.data.edit_dataset import GraphCache
 from gnn_chemalgebra.data.featurize import (
-    _BOND,
-    _HYB,
     SMILES_EDGE_DIM,
-    _onehot,
     element_index,
     shared_smiles_graph,
     smiles_graph,
     smiles_graphs,
     warm_smiles_graphs,
 )
+from gnn_chemalgebra.data.mol_graphs import _BOND, _HYB
+from gnn_chemalgebra.data.mol_graphs import onehot as _onehot
 from gnn_chemalgebra.errors import ChemistryError
 
 pytestmark = pytest.mark.unit

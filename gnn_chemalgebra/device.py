@@ -15,7 +15,7 @@ def select_device(requested: str = "auto") -> torch.device:
     """``auto`` picks CUDA when present (the local rank's GPU under torchrun), else CPU. Anything else must be
     ``cpu``, ``cuda`` or ``cuda:N`` of a GPU that exists: a typo or a missing GPU is one :class:`InputError`
     line, before any model is loaded."""
-    from ..errors import InputError
+    from .errors import InputError
 
     if requested == "auto":
         if torch.cuda.is_available():

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import torch
 
-from gnn_chemalgebra.training.device import autocast, seed_everything, select_device
+from gnn_chemalgebra.device import autocast, seed_everything, select_device
 
 pytestmark = pytest.mark.unit
 
