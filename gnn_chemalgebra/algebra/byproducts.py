@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from math import lcm
 
+from rdkit import Chem
+
 from ..chem.composition import CHARGE_KEY
 from ..chem.formula import write_formula
 from ..chem.molecule import Repr, smiles_to_formula
@@ -76,8 +78,7 @@ CATALOGUE: tuple[tuple[str, str], ...] = (
     ("acetone", "CC(C)=O"),
     ("hydrogen cyanide", "C#N"),
     ("hydrogen sulfide", "S"),
-    ("oxygen", "O=O"),
-)
+)  # oxygen is left out: a line that closes with O2 given off (a nitro group "reduced" to O2) is an oxidant's gap
 # Anions a salt by-product may hold (with the SMILES of the neutral group bonded to a metal), commonest first.
 SALT_ANIONS: tuple[tuple[str, str], ...] = (
     ("[Cl-]", "Cl"),
@@ -89,9 +90,7 @@ SALT_ANIONS: tuple[tuple[str, str], ...] = (
     ("CC(=O)[O-]", "CC(=O)O"),
 )
 # What a reaction without a written product (a combustion, a decomposition) may end as: small inorganic molecules.
-INORGANIC = frozenset(
-    {"O", "Cl", "Br", "I", "F", "O=C=O", "[H][H]", "N#N", "N", "O=S=O", "[C-]#[O+]", "S", "O=O", "C#N"}
-)
+INORGANIC = frozenset({"O", "Cl", "Br", "I", "F", "O=C=O", "[H][H]", "N#N", "N", "O=S=O", "[C-]#[O+]", "S", "C#N"})
 METALS = frozenset(
     {"Li", "Na", "K", "Rb", "Cs", "Mg", "Ca", "Sr", "Ba", "Zn", "Cu", "Fe", "Co", "Ni", "Mn", "Ag", "Al", "Sn"}
 )
@@ -230,8 +229,38 @@ def _written_ions(reactants: Sequence[str], repr: Repr) -> set[str]:
 
 
 def _lone_ions(comps: Mapping[str, Comp]) -> list[str]:
-    """Species that are one charged atom or group written as their own molecule (``[Na+]``, ``[OH-]``, ``Na+``)."""
-    return [m for m, c in comps.items() if c.get(CHARGE_KEY, 0) and "." not in m and len(_elements(c)) <= 2]
+    """Species that are one charged atom written as its own molecule (``[Na+]``, ``[Cl-]``, ``Na+``): the ions
+    that may stay as they are (a borohydride or a hydroxide reacts)."""
+    return [
+        m
+        for m, c in comps.items()
+        if c.get(CHARGE_KEY, 0) and "." not in m and sum(v for k, v in c.items() if k != CHARGE_KEY) == 1
+    ]
+
+
+@lru_cache(maxsize=4096)
+def _skeleton(smiles: str) -> Chem.Mol:
+    """Heavy atoms and bonds only: every bond single, no aromaticity, no charge (a fragment's skeleton survives
+    the bond changes that free it)."""
+    mol = Chem.RWMol(shared_mol(smiles))
+    for atom in mol.GetAtoms():
+        atom.SetIsAromatic(False)
+        atom.SetFormalCharge(0)
+    for bond in mol.GetBonds():
+        bond.SetBondType(Chem.BondType.SINGLE)
+        bond.SetIsAromatic(False)
+    out = mol.GetMol()
+    out.UpdatePropertyCache(strict=False)
+    Chem.FastFindRings(out)
+    return out
+
+
+def _held(mol: str, comp: Comp, reactants: Mapping[str, Comp], repr: Repr) -> bool:
+    """Could a reactant give off this by-product as a fragment: its skeleton (SMILES) or its atoms (formulas)?"""
+    if repr == "formula":
+        return any(all(r.get(k, 0) >= v for k, v in comp.items() if k != CHARGE_KEY) for r in reactants.values())
+    query = _skeleton(mol)
+    return any(_skeleton(r).HasSubstructMatch(query) for r in reactants)
 
 
 def _elements(comp: Comp) -> set[str]:
@@ -241,10 +270,17 @@ def _elements(comp: Comp) -> set[str]:
 def close_with_byproducts(
     reactants: Sequence[str], products: Sequence[str], *, repr: Repr = "smiles", max_added: int = 2
 ) -> ByproductClosure:
-    """The smallest set of real by-products (at most ``max_added``, commonest first) and the smallest positive
-    integer coefficients that balance ``reactants -> products + by-products`` exactly (every element and the
-    charge; every reactant consumed, every product made), or why no such set exists. ``products`` may be empty
-    (a combustion closes with CO2 and water). Raises :class:`InputError` for an unreadable molecule."""
+    """The smallest set of real by-products (at most ``max_added``; among sets of that size the one that consumes
+    the fewest reactant molecules, then the commonest; with no product given the commonest) and the smallest
+    positive integer coefficients that balance ``reactants -> products + by-products`` exactly (every element and
+    the charge; every reactant consumed, every product made), or why no such set exists. ``products`` may be empty
+    (a combustion closes with CO2 and water).
+    Raises :class:`InputError` for an unreadable molecule.
+
+    By-products with carbon are fragments of a reactant (unless no product is given: a combustion): one is tried
+    only when a reactant holds its skeleton (SMILES: its heavy atoms and bonds, bond orders aside, so isobutene
+    comes from a Boc group) or its atoms (formulas), and sets with fewer by-products of three or more carbons
+    come first (a nitro group reduced to an amine gives water, never a succinimide made of the ring's carbons)."""
     if repr not in ("smiles", "formula"):
         raise InputError(f"unknown representation {repr!r} (expected smiles or formula)")
     if not reactants:
@@ -259,27 +295,51 @@ def close_with_byproducts(
     supplied = set().union(*(_elements(c) for c in r_comp.values()))
     pool = (*catalogue(repr, inorganic=not products), *salt_candidates(reactants, repr))
     pool_comp = {m: _comp(m, repr) for m in dict.fromkeys(pool) if m not in r_comp and m not in p_comp}
-    usable = [m for m, c in pool_comp.items() if _elements(c) <= supplied]
+    salts = set(salt_candidates(reactants, repr))
+    usable = [
+        m
+        for m, c in pool_comp.items()
+        if _elements(c) <= supplied and (m in salts or not c.get("C") or not products or _held(m, c, r_comp, repr))
+    ]
     rank = {m: i for i, m in enumerate(usable)}
+    bulky = {m for m in usable if pool_comp[m].get("C", 0) >= 3}
     kept = [()] + [(m,) for m in _lone_ions(r_comp)]  # spectator ions: none first, then one at a time
+    sets = sorted(
+        (names for size in range(max_added + 1) for names in itertools.combinations(usable, size)),
+        key=lambda s: (len(bulky.intersection(s)), len(s), sum(rank[m] for m in s), s),
+    )
+    best: tuple[tuple[int, int, int, int], ByproductClosure] | None = None
+    level: tuple[int, int] | None = None  # (bulky by-products, set size) of the first set that closes
     tried = 0
-    for size in range(max_added + 1):
-        sets = sorted(itertools.combinations(usable, size), key=lambda s: (sum(rank[m] for m in s), s))
-        for names in sets:
-            for spectators in kept:
-                consumed = {m: c for m, c in r_comp.items() if m not in spectators}
-                supplied_now = set().union(*(_elements(c) for c in consumed.values()))
-                made = set().union(*(_elements(c) for c in p_comp.values()), *(_elements(pool_comp[m]) for m in names))
-                if not supplied_now <= made or tried >= SEARCH_LIMIT:  # every consumed element must leave somewhere
-                    continue
-                tried += 1
-                done = complete(consumed, p_comp, {m: pool_comp[m] for m in names})
-                if done is not None:
-                    coef = dict(zip(done.species, (abs(v) for v in done.nu), strict=True))
-                    coefs = tuple(coef.get(m, 0) for m in reactants) + tuple(abs(v) for v in done.nu[len(consumed) :])
-                    return ByproductClosure(
-                        True, reactants, products, tuple(names), coefs, unique=done.unique, spectators=spectators
-                    )
+    for names in sets:
+        here = (len(bulky.intersection(names)), len(names))
+        if level is not None and here != level:
+            break  # the sets of the first closing level are all weighed: the smallest coefficients win
+        for spectators in kept:
+            consumed = {m: c for m, c in r_comp.items() if m not in spectators}
+            supplied_now = set().union(*(_elements(c) for c in consumed.values()))
+            made = set().union(*(_elements(c) for c in p_comp.values()), *(_elements(pool_comp[m]) for m in names))
+            if not supplied_now <= made or tried >= SEARCH_LIMIT:  # every consumed element must leave somewhere
+                continue
+            tried += 1
+            done = complete(consumed, p_comp, {m: pool_comp[m] for m in names})
+            if done is None:
+                continue
+            coef = dict(zip(done.species, (abs(v) for v in done.nu), strict=True))
+            coefs = tuple(coef.get(m, 0) for m in reactants) + tuple(abs(v) for v in done.nu[len(consumed) :])
+            got = ByproductClosure(True, reactants, products, names, coefs, unique=done.unique, spectators=spectators)
+            common = sum(rank[m] for m in names)
+            # a reaction whose products are given: the fewest reactant molecules (methanol, not water, leaves a
+            # transesterification); a combustion: the commonest by-products (water, not hydrogen)
+            key = (len(spectators), sum(coefs[: len(reactants)]), common, sum(coefs))
+            if not products:
+                key = (len(spectators), common, 0, sum(coefs))
+            if best is None or key < best[0]:
+                best = (key, got)
+            level = here
+            break
+    if best is not None:
+        return best[1]
     return _why_not(r_comp, p_comp, reactants, products, max_added)
 
 

@@ -146,6 +146,18 @@ def test_a_reduction_without_its_reductant_does_not_close_and_says_what_is_short
     assert "more H than" in got.reason and "do not balance" in got.reason
 
 
+def test_carbon_by_products_are_fragments_of_a_reactant() -> None:
+    """Methanol leaves a transesterification (not water from two esters), a reduction without its reductant does
+    not close with carbon oxides or HCN made from the ring even with three by-products allowed, and a ketone with a
+    borohydride does not make the borohydride a spectator to close with fragments it does not hold."""
+    got = close_with_byproducts(["COC(C)=O", "CCO"], ["CCOC(C)=O"])
+    assert got.byproducts == ("CO",) and got.coefficients == (1, 1, 1, 1)
+    assert not close_with_byproducts(["O=[N+]([O-])c1ccccc1"], ["Nc1ccccc1"], max_added=3).ok
+    assert not close_with_byproducts(["CC(C)=O", "[BH4-]"], ["CCC"]).ok
+    nitro = close_with_byproducts(["O=[N+]([O-])c1ccccc1", "[H][H]"], ["c1ccccc1"])  # the N leaves as NH3
+    assert nitro.byproducts == ("O", "N") and nitro.coefficients == (1, 4, 1, 2, 1)
+
+
 def test_a_suzuki_coupling_without_base_or_water_does_not_close() -> None:
     got = close_with_byproducts(["OB(O)c1ccccc1", "Brc1ccccc1"], ["c1ccc(-c2ccccc2)cc1"])
     assert not got.ok and got.leftover == "H2BBrO2"
