@@ -18,6 +18,7 @@ from ..chem.limits import Limits, limit_error
 from ..config import DecodeConfig
 from ..errors import InputError
 from ..io import checkpoint_paths
+from .byproduct_convention import check_convention, resolve_byproducts
 from .report import count_fallbacks, fallback_reason
 from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
 from .source import LineSource, RawLine, text_lines
@@ -35,6 +36,7 @@ class PredictOptions:
     edit_checkpoint: Path | None = None
     repr: str = "auto"
     extent: str = "auto"
+    byproducts: str = "auto"
     settings: list[str] = field(default_factory=list)
     as_json: bool = False
     draw: Path | None = None
@@ -68,6 +70,7 @@ def check_options(opts: PredictOptions) -> None:
     if opts.repr not in REPRS:
         raise InputError(f"--repr must be smiles, formula or auto, got {opts.repr!r}")
     line_vtype([], opts.line_type, 1)
+    check_convention(opts.byproducts)
     limits_of(opts)  # a negative limit is one line
     decode_overrides(DecodeConfig(), opts.settings)  # a bad --set item fails here, even for an input of no lines
     for name in ("beam", "batch_size", "workers"):
@@ -114,6 +117,8 @@ class Predictors:
 
         self.opts = opts
         self.extent = extent
+        # the by-product convention: benchmark for a benchmark source file or --extent bayes, else chemist
+        self.byproducts = resolve_byproducts(opts.byproducts, None if opts.input == "-" else opts.input, opts.extent)
         self.domain = opts.as_json if domain is None else domain
         self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
         self.after_load = after_load
@@ -127,7 +132,9 @@ class Predictors:
 
         if path not in self._loaded:
             edit = str(self.opts.edit_checkpoint) if self.opts.edit_checkpoint is not None else None
-            options = PredictorOptions(edit, self.extent, overrides=tuple(self.opts.settings))
+            options = PredictorOptions(
+                edit, self.extent, overrides=tuple(self.opts.settings), byproducts=self.byproducts
+            )
             self._loaded[path] = Predictor.from_checkpoint(path, self.device, options)
             self._loaded[path].second_opinion = self._wants_second_opinion(self._loaded[path])
             if self.after_load is not None:
@@ -416,6 +423,7 @@ def _write(
 
     keep = opts.draw is not None
     records: list[dict[str, Any]] = []
+    kept = 0  # lines where a chemist's line was asked and the benchmark's by-products were written
     total = _count_lines(opts.input) if opts.input != "-" and wanted(1001, quiet=opts.quiet) else None
     show = total is not None and wanted(total, quiet=opts.quiet)
     with bar(total or 0, "predict", enabled=show) as b:
@@ -435,9 +443,16 @@ def _write(
                     echo(f"gnnca: abstained: {stream.name}:{o.line}: {o.abstained}")
                 elif o.record is not None and o.record.get("fallback"):
                     echo(f"gnnca: fallback: {stream.name}:{o.line}: {fallback_reason(o.record)}")
+                elif o.record is not None and o.record.get("byproduct_note"):
+                    kept += 1
                 if keep and o.record is not None and o.abstained is None:
                     records.append(o.record)
             b.update(len(group))
+    if kept:
+        echo(
+            f"gnnca: {kept} line(s) written with the benchmark's by-products: no real by-products close them "
+            '("byproduct_convention": "benchmark" and "byproduct_note" in --json)'
+        )
     return records
 
 
