@@ -263,6 +263,26 @@ def _held(mol: str, comp: Comp, reactants: Mapping[str, Comp], repr: Repr) -> bo
     return any(_skeleton(r).HasSubstructMatch(query) for r in reactants)
 
 
+def _may_close(comps: Sequence[Comp], n_consumed: int) -> bool:
+    """A fast floating-point screen before the exact algebra: does the element matrix have exactly one balancing
+    up to scale, with every consumed species on one side and every made one on the other? A closure must be the
+    one reaction of its species (a set with several independent balancings is ambiguous and its exact search
+    costs seconds); the exact check follows for the sets that pass."""
+    import numpy as np
+
+    keys = sorted({k for c in comps for k, v in c.items() if v})
+    if not keys:
+        return False
+    mat = np.array([[float(c.get(k, 0)) for c in comps] for k in keys])
+    _, sing, vt = np.linalg.svd(mat)
+    rank = int((sing > max(mat.shape) * sing[0] * 1e-10).sum()) if len(sing) else 0
+    if mat.shape[1] - rank != 1:
+        return False
+    v = vt[-1] / np.abs(vt[-1]).max()
+    w = v * np.array([-1.0] * n_consumed + [1.0] * (len(comps) - n_consumed))
+    return bool((w > 1e-9).all() or (w < -1e-9).all())
+
+
 def _elements(comp: Comp) -> set[str]:
     return {k for k, v in comp.items() if v and k != CHARGE_KEY}
 
@@ -315,23 +335,31 @@ def close_with_byproducts(
     )
     best: tuple[tuple[int, int, int, int], ByproductClosure] | None = None
     level: tuple[int, int] | None = None  # (bulky by-products, set size) of the first set that closes
+    through = {m for m in r_comp if m in p_comp}  # written on both sides: passes through, once each
+    made_now = {m: c for m, c in p_comp.items() if m not in through}
     tried = 0
     for names in sets:
         here = (len(bulky.intersection(names)), len(names))
         if level is not None and here != level:
             break  # the sets of the first closing level are all weighed: the smallest coefficients win
         for spectators in kept:
-            consumed = {m: c for m, c in r_comp.items() if m not in spectators}
+            consumed = {m: c for m, c in r_comp.items() if m not in spectators and m not in through}
             supplied_now = set().union(*(_elements(c) for c in consumed.values()))
-            made = set().union(*(_elements(c) for c in p_comp.values()), *(_elements(pool_comp[m]) for m in names))
-            if not supplied_now <= made or tried >= SEARCH_LIMIT:  # every consumed element must leave somewhere
+            made = set().union(*(_elements(c) for c in made_now.values()), *(_elements(pool_comp[m]) for m in names))
+            if not consumed or not supplied_now <= made or tried >= SEARCH_LIMIT:  # each consumed element must leave
                 continue
             tried += 1
-            done = complete(consumed, p_comp, {m: pool_comp[m] for m in names})
+            comps = [*consumed.values(), *made_now.values(), *(pool_comp[m] for m in names)]
+            if not _may_close(comps, len(consumed)):
+                continue
+            done = complete(consumed, made_now, {m: pool_comp[m] for m in names})
             if done is None:
                 continue
-            coef = dict(zip(done.species, (abs(v) for v in done.nu), strict=True))
-            coefs = tuple(coef.get(m, 0) for m in reactants) + tuple(abs(v) for v in done.nu[len(consumed) :])
+            n = len(consumed)
+            made_coef = dict(zip(done.species[n:], (abs(v) for v in done.nu[n:]), strict=True))
+            coef = dict(zip(done.species[:n], (abs(v) for v in done.nu[:n]), strict=True))
+            coefs = tuple(1 if m in through else coef.get(m, 0) for m in reactants)
+            coefs += tuple(1 if m in through else made_coef[m] for m in (*products, *names))
             got = ByproductClosure(True, reactants, products, names, coefs, unique=done.unique, spectators=spectators)
             if accept is not None and not accept(got):
                 continue

@@ -176,3 +176,16 @@ def test_cli_bags_use_real_by_products_and_benchmark_lines_keep_theirs(
 
     res = CliRunner().invoke(app, ["predict", str(src)])
     assert res.exit_code == 0 and res.stdout.strip() == b["prediction"]
+
+
+@pytest.mark.integration
+def test_the_api_writes_a_chemists_line_unless_asked_for_the_benchmarks(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GNNCA_CHECKPOINT", raising=False)
+    from gnn_chemalgebra import load_predictor
+
+    (chem,) = load_predictor().predict(AZIDE)
+    (bench,) = load_predictor(extent="bayes").predict(AZIDE)
+    assert chem.prediction.endswith(".{3}N#N") and chem.record["byproduct_convention"] == "chemist"
+    assert bench.prediction.endswith(".{3}[N+][N-]") and bench.record["byproduct_convention"] == "benchmark"
+    with pytest.raises(InputError, match="--byproducts must be one of"):
+        load_predictor(byproducts="real")
