@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -188,6 +189,9 @@ def chemist_result(
                 note = f"{KEPT_NOTE} ({got if isinstance(got, str) else 'a reagent would react'})"
             continue
         d, names = got
+        if Counter(d.terms) == Counter(h.decoded.terms):  # the same line: already real by-products, kept as written
+            beam.append(h)
+            continue
         beam.append(h._replace(decoded=d, roles=tuple(role_class(d.nu.get(m, 0)) for m in ex.mols), extras=names))
     chosen = beam[0] if res.chosen is res.beam[0] else res.chosen
     convention = BENCHMARK if note else CHEMIST
