@@ -129,11 +129,13 @@ class ReactionPredictor:
         edit_checkpoint: str | Path | None = None,
         settings: Iterable[str] = (),
         coef_set: str = "auto",
+        byproducts: str = "auto",
     ) -> None:
         from . import lazy_imports
 
         lazy_imports.install()  # as gnnca does: torch._dynamo loads only if something uses it (faster start)
         from .config import DecodeConfig
+        from .inference.byproduct_convention import check_convention
         from .inference.predict_command import PredictOptions, Predictors
         from .inference.run import COEF_SETS, decode_overrides, resolve_extent
 
@@ -147,6 +149,7 @@ class ReactionPredictor:
             raise TypeError(f"settings are 'decode.key=value' strings, got {type(bad[0]).__name__}")
         # an unknown rule or setting fails here, not at the first prediction; lines given here are free input
         self.extent = resolve_extent(extent, None)
+        check_convention(byproducts)
         decode_overrides(DecodeConfig(), settings)
         self.checkpoint = checkpoint
         self.device = device
@@ -155,6 +158,7 @@ class ReactionPredictor:
             checkpoint=None if checkpoint is None else Path(checkpoint),
             edit_checkpoint=None if edit_checkpoint is None else Path(edit_checkpoint),
             extent=self.extent,
+            byproducts=byproducts,
             settings=settings,
             coef_set=coef_set,
             device=device,
@@ -251,6 +255,7 @@ def load_predictor(
     edit_checkpoint: str | Path | None = None,
     settings: Iterable[str] = (),
     coef_set: str = "auto",
+    byproducts: str = "auto",
 ) -> ReactionPredictor:
     """A predictor for reaction lines.
 
@@ -258,7 +263,9 @@ def load_predictor(
     input's representation). ``extent``: ``auto`` (= ``limiting``: lines given here are read as amounts
     and the limiting reactant is consumed), ``limiting``, or ``bayes`` (the benchmark's rule, for benchmark
     lines). ``settings``: ``decode.key=value`` overrides of the
-    checkpoint's decode section, as ``gnnca predict --set``."""
+    checkpoint's decode section, as ``gnnca predict --set``. ``byproducts``: ``auto`` (= ``chemist``: real
+    by-products such as water, HCl or a salt; ``benchmark`` with ``extent="bayes"``), ``chemist`` or ``benchmark``
+    (the benchmark's leftover chains), as ``gnnca predict --byproducts``."""
     return ReactionPredictor(
         checkpoint,
         device=device,
@@ -266,4 +273,5 @@ def load_predictor(
         edit_checkpoint=edit_checkpoint,
         settings=settings,
         coef_set=coef_set,
+        byproducts=byproducts,
     )

@@ -352,6 +352,14 @@ def predict_cmd(
         "(your coefficients are amounts: the limiting reactant is consumed), or auto (bayes for a benchmark "
         "source file src-*.txt as gnnca data build writes it, limiting for stdin and any other file).",
     ),
+    byproducts: str = typer.Option(
+        "auto",
+        "--byproducts",
+        help="What a written line gives off: chemist (real molecules: water, HCl, a salt written as the input "
+        "writes its ions, CO2, N2, an alcohol; a line no real molecules close keeps the benchmark's, counted), "
+        "benchmark (the benchmark's leftover chains such as [O] or [C]O[O]), or auto (benchmark for a benchmark "
+        "source file src-*.txt or --extent bayes, chemist otherwise). --json says which wrote each line.",
+    ),
     set_: list[str] = typer.Option(
         [],
         "--set",
@@ -466,6 +474,7 @@ def predict_cmd(
         edit_checkpoint=edit_checkpoint,
         repr=repr,
         extent=extent,
+        byproducts=byproducts,
         settings=list(set_),
         as_json=as_json,
         draw=draw,

@@ -39,6 +39,7 @@ from ..data.dataset import BagExample, ExtraVocab, atom_count, vocab_composition
 from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, Featurizer, element_index
 from ..errors import ChemAlgebraError, InputError
 from ..models.gnn import CHARGE_SHIFT
+from .byproduct_convention import BENCHMARK, CHEMIST, chemist_result, given_convention, real_closure, split_species
 from .decode import Decoded, completed_line, decode_bag
 
 EXTENT_RULES: tuple[str, ...] = ("auto", "bayes", "limiting")
@@ -123,6 +124,8 @@ class DecodeResult:
     vocab_extras: list[str] = field(default_factory=list)
     leftover: str | None = None
     equation: str | None = None  # a line with given products: the balanced reaction written
+    convention: str = BENCHMARK  # the by-product convention that wrote the line (benchmark / chemist)
+    convention_note: str | None = None  # a chemist's line was asked and could not be written: why
 
 
 class Decoder:
@@ -135,6 +138,7 @@ class Decoder:
         settings: DecodeConfig | None = None,
         edit: Any = None,
         extent: str = "auto",
+        byproducts: str = BENCHMARK,
     ) -> None:
         self.feat = feat
         self.vocab = vocab
@@ -144,6 +148,7 @@ class Decoder:
         self.edit_cache: dict[tuple, Any] = {}  # bag -> smiles_products.ProductSets (found lazily)
         extent_rule_for([], extent)  # validate early
         self.extent = extent
+        self.byproducts = byproducts  # the by-product convention of the written lines (byproduct_convention.py)
         self._comp_cache: dict[str, Any] = {}
         self._left_tab: tuple[list[str | None], torch.Tensor] | None = None
         self._left_index: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}  # per K: (valid rows, gather index)
@@ -363,6 +368,23 @@ class Decoder:
         sides = given_sides(ex.terms)
         if sides is not None and sides.products:
             return self._decode_given(ex, lo, sides, beam, rule, vocab_extras, left)
+        res = self._decode_bag_line(ex, lo, beam, scorer, rule, vocab_extras, left)
+        if self.byproducts == CHEMIST:
+            return chemist_result(ex, res, self.repr, self._comp, self.keeps_roles)
+        return res
+
+    def _decode_bag_line(
+        self,
+        ex: BagExample,
+        lo: LineOutputs,
+        beam: int,
+        scorer: Any,
+        rule: str,
+        vocab_extras: list[str],
+        left: str | None,
+    ) -> DecodeResult:
+        """A bag or a reaction line without given products: roles x by-products (or product graphs), ranked."""
+        left_cands = lo.left
         logp = self.role_logp(ex, lo.logp)
         hyps = [h for h in kbest_rows(logp, max(beam, self.settings.balance_beam)) if h[0] > _NEG_INF]
         scorer = scorer if (ex.vtype == 2 and rule == "bayes") else None
@@ -626,29 +648,36 @@ class Decoder:
         coefficients) chosen among the sets :meth:`byproduct_options` proposes: none when the given products
         balance alone, else ranked by the model's score of each (:meth:`byproduct_score`); the line is written
         read once (:func:`.decode.completed_line`). When no
-        set balances, the source is written back (a fallback) with the reason: the elements that do not balance."""
+        set balances, the source is written back (a fallback) with the reason: the elements that do not balance.
+        What the reactants leave, written as real molecules (:func:`~.byproduct_convention.real_closure`: water for
+        an amide from an acid and an amine), is tried first and, when it balances, written before the model's own
+        by-products; a salt written as its ions in one species is written as its ions."""
         reactants = {m: self._comp(m) for m in ex.mols if sides.role(m) == REACTANT_SIDE}
         products = {m: self._comp(m) for m in sides.products}
-        options = self.byproduct_options(ex, lo, vocab_extras, reactants, products)
+        real = real_closure(list(reactants), list(products), self.repr)
+        options = self.byproduct_options(ex, lo, vocab_extras, reactants, products, real)
         found: list[tuple[float, int, tuple[str, ...], Completion]] = []
         for names in options:
             done = complete(reactants, products, {m: self._comp(m) for m in names})
             if done is not None:
                 found.append((self.byproduct_score(lo, done, names, vocab_extras), sum(map(abs, done.nu)), names, done))
-        # the given products alone first (nothing is left for a by-product), then by the model's score; stable
-        found.sort(key=lambda f: (f[2] != (), -f[0], f[1]))
+        # the given products alone first (nothing is left for a by-product), then the real by-products, then by the
+        # model's score; stable
+        found.sort(key=lambda f: (f[2] != (), f[2] != real, -f[0], f[1]))
         hyps: list[Hypothesis] = []
         main = self.main_of(list(products))
         for score, _, names, done in found[: max(beam, 1)]:
-            made = [(m, done.coefficient(m)) for m in (*products, *names)]
+            made = split_species([(m, done.coefficient(m)) for m in (*products, *names)], self.repr)
             d = completed_line(ex.terms, {m: done.coefficient(m) for m in reactants}, made, main)
             roles = tuple(role_class(d.nu.get(m, 0)) for m in ex.mols)
             hyps.append(Hypothesis(self.written_role_score(ex, d, lo.logp) + score, d, roles, names))
         if not hyps:
             why = why_unbalanced(reactants, products, list(dict.fromkeys(m for names in options for m in names)))
             fallback = Hypothesis(_NEG_INF, self.no_reaction(ex, why))
-            return DecodeResult([fallback], fallback, True, rule, "given", vocab_extras, left)
-        return DecodeResult(hyps, hyps[0], False, rule, "given", vocab_extras, left, found[0][3].equation())
+            return DecodeResult([fallback], fallback, True, rule, "given", vocab_extras, left, None, self.byproducts)
+        convention, note = given_convention(found[0][2], real, self.byproducts)
+        equation = found[0][3].equation()
+        return DecodeResult(hyps, hyps[0], False, rule, "given", vocab_extras, left, equation, convention, note)
 
     def byproduct_options(
         self,
@@ -657,14 +686,18 @@ class Decoder:
         vocab_extras: Sequence[str],
         reactants: Mapping[str, Mapping[str, int]],
         products: Mapping[str, Mapping[str, int]],
+        real: tuple[str, ...] | None = None,
     ) -> list[tuple[str, ...]]:
-        """By-product sets to complete a line with given products, the model's own first: none; the leftover
+        """By-product sets to complete a line with given products: none; the real by-products that close it
+        (``real``, :func:`~.byproduct_convention.real_closure`); then the model's own: the leftover
         head's candidates; the confident vocabulary by-products, alone and together; the vocabulary's next most
         likely ones (:data:`VOCAB_TRIED` in all); and what the smallest covering of the products leaves over
         (:meth:`cover_leftover`). Only molecules made of the reactants' elements, and not written on the line."""
         supplied = {k for c in reactants.values() for k, v in c.items() if v and k != CHARGE_KEY}
         taken = set(ex.mols) | set(products)
         opts: dict[tuple[str, ...], None] = {(): None}
+        if real:
+            opts[real] = None
         for name, _ in lo.left:
             opts[(name,) if name else ()] = None
         for e in vocab_extras:

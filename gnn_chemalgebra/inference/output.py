@@ -36,6 +36,7 @@ def write_outcomes(
 
     keep = opts.draw is not None
     records: list[dict[str, Any]] = []
+    kept = 0  # lines where a chemist's line was asked and the benchmark's by-products were written
     total = _count_lines(opts.input) if opts.input != "-" and wanted(1001, quiet=opts.quiet) else None
     show = total is not None and wanted(total, quiet=opts.quiet)
     with bar(total or 0, "predict", enabled=show) as b:
@@ -56,9 +57,16 @@ def write_outcomes(
                     echo(f"gnnca: abstained: {stream.name}:{o.line}: {o.abstained}")
                 elif o.record is not None and o.record.get("fallback"):
                     echo(f"gnnca: fallback: {stream.name}:{o.line}: {fallback_reason(o.record)}")
+                elif o.record is not None and o.record.get("byproduct_note"):
+                    kept += 1
                 if keep and o.record is not None and o.abstained is None:
                     records.append(o.record)
             b.update(len(group))
+    if kept:
+        echo(
+            f"gnnca: {kept} line(s) written with the benchmark's by-products: no real by-products close them "
+            '("byproduct_convention": "benchmark" and "byproduct_note" in --json)'
+        )
     return records
 
 

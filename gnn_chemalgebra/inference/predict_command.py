@@ -17,6 +17,7 @@ from ..chem.limits import Limits, limit_error
 from ..config import DecodeConfig
 from ..errors import InputError, PredictStopped
 from ..io import cannot_write_in, checkpoint_paths
+from .byproduct_convention import check_convention, resolve_byproducts
 from .output import write_outcomes
 from .predict_sets import RunTrust, check_trust_options
 from .report import count_fallbacks
@@ -37,6 +38,7 @@ class PredictOptions:
     edit_checkpoint: Path | None = None
     repr: str = "auto"
     extent: str = "auto"
+    byproducts: str = "auto"
     settings: list[str] = field(default_factory=list)
     as_json: bool = False
     draw: Path | None = None
@@ -73,6 +75,7 @@ def check_options(opts: PredictOptions) -> None:
     if opts.repr not in REPRS:
         raise InputError(f"--repr must be smiles, formula or auto, got {opts.repr!r}")
     line_vtype([], opts.line_type, 1)
+    check_convention(opts.byproducts)
     limits_of(opts)  # a negative limit is one line
     decode_overrides(DecodeConfig(), opts.settings)  # a bad --set item fails here, even for an input of no lines
     for name in ("beam", "batch_size", "workers"):
@@ -123,6 +126,8 @@ class Predictors:
 
         self.opts, self.note = opts, note
         self.extent = extent
+        # the by-product convention: benchmark for a benchmark source file or --extent bayes, else chemist
+        self.byproducts = resolve_byproducts(opts.byproducts, None if opts.input == "-" else opts.input, opts.extent)
         self.trust = RunTrust(opts)  # conformal sets, out-of-domain abstention
         self.domain = (opts.as_json or self.trust.abstain_ood) if domain is None else domain
         self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
@@ -137,7 +142,9 @@ class Predictors:
 
         if path not in self._loaded:
             edit = str(self.opts.edit_checkpoint) if self.opts.edit_checkpoint is not None else None
-            options = PredictorOptions(edit, self.extent, overrides=tuple(self.opts.settings))
+            options = PredictorOptions(
+                edit, self.extent, overrides=tuple(self.opts.settings), byproducts=self.byproducts
+            )
             self._loaded[path] = Predictor.from_checkpoint(path, self.device, options)
             self._loaded[path].second_opinion = self._wants_second_opinion(self._loaded[path])
             self.trust.check_model(self._loaded[path])  # no conformal fit for it: one line, nothing predicted

@@ -57,7 +57,9 @@ class PredictorOptions:
     settings (``settings`` replaces the checkpoint's ``decode`` section whole; ``overrides`` are
     ``decode.key=value`` items applied on top, as ``gnnca predict --set``); ``type1_settings`` replaces the Type-1
     model's whole, as :meth:`Predictor.spec` records them (a spawned worker must not lose the ``--set`` items);
-    ``second_opinion``: with a Type-1 model, this model also writes each Type-1 line (:meth:`Predictor.predict`)."""
+    ``second_opinion``: with a Type-1 model, this model also writes each Type-1 line (:meth:`Predictor.predict`);
+    ``byproducts``: the by-product convention of the written lines (``benchmark`` or ``chemist``, see
+    :mod:`.byproduct_convention`)."""
 
     edit_checkpoint: str | None = None
     extent: str = "auto"
@@ -65,6 +67,7 @@ class PredictorOptions:
     overrides: tuple[str, ...] = ()
     type1_settings: DecodeConfig | None = None
     second_opinion: bool = False
+    byproducts: str = "benchmark"
 
 
 @dataclass(frozen=True)
@@ -102,9 +105,11 @@ class Predictor:
         edit: Any = None,
         settings: DecodeConfig | None = None,
         extent: str = "auto",
+        byproducts: str = "benchmark",
     ) -> None:
         self.runner = ModelRunner(model, feat, vocab, vtype, device)
-        self.decoder = Decoder(feat, vocab, dataclasses.replace(settings or DecodeConfig()), edit=edit, extent=extent)
+        settings = dataclasses.replace(settings or DecodeConfig())
+        self.decoder = Decoder(feat, vocab, settings, edit=edit, extent=extent, byproducts=byproducts)
         self.source: PredictorSpec | None = None  # set when loaded from a checkpoint
         self.type1: Predictor | None = None  # reads the Type-1 lines when the checkpoint names one (decode.type1_model)
         self.saved_settings: DecodeConfig | None = None  # the decode section of the checkpoint it was loaded from
@@ -150,7 +155,7 @@ class Predictor:
         lm = load_model(path, device, options.edit_checkpoint, first)
         settings = decode_overrides(options.settings or lm.settings, options.overrides)
         r = lm.runner
-        pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, settings, options.extent)
+        pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, settings, options.extent, options.byproducts)
         pred.source = PredictorSpec(str(path), str(r.device), options)
         pred.saved_settings = dataclasses.replace(lm.settings)  # what a calibration without its own record assumes
         pred.second_opinion = options.second_opinion
@@ -175,7 +180,9 @@ class Predictor:
                 o for o in options.overrides if o.split("=", 1)[0].strip() != "decode.type1_model"
             )
         )
-        sub = PredictorOptions(options.edit_checkpoint, options.extent, options.type1_settings, overrides)
+        sub = PredictorOptions(
+            options.edit_checkpoint, options.extent, options.type1_settings, overrides, byproducts=options.byproducts
+        )
         first = load_checkpoint(path, map_location="cpu", require=())
         if kind_of_checkpoint(first, str(path)).load_predictor() != cls.from_loaded:
             raise InputError(f"decode.type1_model must be a GNN checkpoint reading {repr}", path=str(path))
@@ -210,6 +217,7 @@ class Predictor:
             overrides=(),
             type1_settings=t1,
             second_opinion=self.second_opinion,
+            byproducts=self.byproducts,
         )
         return dataclasses.replace(self.source, options=now)
 
@@ -251,6 +259,21 @@ class Predictor:
         self.decoder.extent = value
         if self.type1 is not None:
             self.type1.extent = value
+
+    @property
+    def byproducts(self) -> str:
+        """The by-product convention of the written lines: ``benchmark`` or ``chemist``."""
+        return self.decoder.byproducts
+
+    @byproducts.setter
+    def byproducts(self, value: str) -> None:
+        from .byproduct_convention import check_convention
+
+        if check_convention(value) == "auto":
+            raise InputError("a predictor writes one by-product convention: benchmark or chemist, not auto")
+        self.decoder.byproducts = value
+        if self.type1 is not None:
+            self.type1.byproducts = value
 
     def reader(self, vtype: int) -> Predictor:
         """The model that reads lines of ``vtype``: the Type-1 model for Type 1 when the checkpoint names one, else

@@ -16,6 +16,7 @@ from ..algebra.roles import ROLE_NU, role_name
 from ..chem.bag import Term, format_bag
 from ..chem.reaction import given_sides
 from ..data.dataset import BagExample, ExtraVocab
+from .byproduct_convention import record_fields
 from .decoder import DecodeResult, LineOutputs
 
 
@@ -93,6 +94,7 @@ def build_record(
         "given_roles": sides is not None,
         "given_products": list(sides.products) if sides is not None else [],
         "equation": res.equation,
+        **record_fields(res),  # which by-product convention wrote the line (benchmark / chemist)
         # the amounts a completed line is balanced from (a reaction line names species, not amounts); in the
         # record after the written source, this replaces it: prediction = source + extent * nu holds
         **({"source": format_bag(chosen.source)} if chosen.source is not None else {}),

@@ -106,7 +106,8 @@ def test_tables_reproduce_the_committed_ones():
     assert benchmark_table(records) == (RESULTS / "benchmark_table.md").read_text()
     gnn = [r for r in records if r["model"] in ("oracle", "bayes_ceiling", "gnn", "gnn_naive")]
     assert gnn_table(gnn) == (RESULTS / "gnn_table.md").read_text()
-    readme = (RESULTS.parent / "experiments" / "comparison.md").read_text()  # `bench run --stages merge --readme` target
+    # the target of `bench run --stages merge --readme`
+    readme = (RESULTS.parent / "experiments" / "comparison.md").read_text()
     block = readme.split("<!-- results-table -->\n", 1)[1].split("<!-- /results-table -->", 1)[0]
     assert block == benchmark_table(records)  # the full results table carries it
     if errors := records_error_table(records):  # GNN records that carry their error breakdown
