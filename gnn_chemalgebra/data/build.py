@@ -6,7 +6,6 @@ input order from the worker pool), written atomically, with a manifest of counts
 
 from __future__ import annotations
 
-import hashlib
 import json
 import multiprocessing as mp
 import os
@@ -26,6 +25,7 @@ from ..io import atomic_write_json, atomic_write_lines, current_umask
 from ..version import __version__
 from .augment import BaseReaction, check_identity, draw_lines, draw_record, draw_type1, draw_type2
 from .layout import VARIANTS, split_files, variant_props
+from .manifest import built_files, file_info, verify  # noqa: F401  (verify: imported from here by callers)
 from .uspto import (
     SKIP_LEFTOVER_REJECTED,
     RawReaction,
@@ -357,7 +357,7 @@ def build_all(
     n_extra = extra_info["train_reactions"]["extra"] if extra_info else 0
     variant_counts = _write_variants(out, list(variants), bal, seed, n_extra, workers)
 
-    files = {p.relative_to(out).as_posix(): file_info(p) for p in _built_files(out)}
+    files = {p.relative_to(out).as_posix(): file_info(p) for p in built_files(out)}
     manifest = {
         "tool": "gnnca data build",
         "seed": seed,
@@ -422,26 +422,6 @@ def format_extra_table(extra: dict[str, Any]) -> str:
     return "\n".join(rows)
 
 
-def _built_files(out: Path) -> list[Path]:
-    """Every file the manifest covers: all but the manifest itself and hidden (temporary) files."""
-    return sorted(p for p in out.rglob("*") if p.is_file() and p.name != "manifest.json" and not p.name.startswith("."))
-
-
-def file_info(path: Path) -> dict[str, Any]:
-    """Line count and sha256 in one read of the file (used by the manifest and by ``verify``)."""
-    h = hashlib.sha256()
-    n_lines = 0
-    last = b""
-    with open(path, "rb") as fh:
-        while block := fh.read(1 << 20):
-            h.update(block)
-            n_lines += block.count(b"\n")
-            last = block[-1:]
-    if last not in (b"", b"\n"):
-        n_lines += 1  # a last line without its newline still counts, as iterating the file would
-    return {"lines": n_lines, "sha256": h.hexdigest()}
-
-
 def format_counts_table(counts: dict[str, dict[str, Any]]) -> str:
     """Our USPTO-BAL counts beside the paper's Table 1, with the relative difference of the kept count."""
     head = "| split | USPTO-MIT | balanced (paper) | re-balanced (paper) | kept (paper) | kept diff |"
@@ -456,50 +436,3 @@ def format_counts_table(counts: dict[str, dict[str, Any]]) -> str:
             f"{c['rebalanced']:,} ({p['rebalanced']:,}) | {c['kept']:,} ({p['kept']:,}) | {diff} |"
         )
     return "\n".join(rows)
-
-
-def verify(out: str | Path) -> list[str]:
-    """Re-check a built folder against its manifest; returns one message per mismatch (empty = all good)."""
-    out = Path(out)
-    if out.is_file():
-        raise InputError("is a file, not a folder (give the folder that holds manifest.json)", path=str(out))
-    if not out.is_dir():
-        raise InputError("folder not found", path=str(out))
-    mpath = out / "manifest.json"
-    if not mpath.exists():
-        raise InputError("no manifest.json in the folder", path=str(out))
-    try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except UnicodeDecodeError:
-        raise InputError("not UTF-8 text", path=str(mpath)) from None
-    except json.JSONDecodeError as err:
-        raise InputError(f"not valid JSON ({err.msg}, line {err.lineno})", path=str(mpath)) from None
-    files = manifest.get("files") if isinstance(manifest, dict) else None
-    if not isinstance(files, dict) or not all(
-        isinstance(v, dict) and {"lines", "sha256"} <= set(v) for v in files.values()
-    ):
-        raise InputError("not a gnnca data build manifest (no 'files' map of lines and sha256)", path=str(mpath))
-    problems = []
-    for rel, info in files.items():
-        p = out / rel
-        if not p.exists():
-            problems.append(f"{rel}: missing")
-            continue
-        now = file_info(p)
-        if now["lines"] != info["lines"]:
-            problems.append(f"{rel}: {now['lines']} lines, manifest says {info['lines']}")
-        if now["sha256"] != info["sha256"]:
-            problems.append(f"{rel}: sha256 {now['sha256'][:12]}... differs from manifest {info['sha256'][:12]}...")
-    if "extra" in manifest:
-        from .extra import check_counts
-
-        try:
-            problems.extend(check_counts(manifest["extra"]))
-        except (AttributeError, KeyError, TypeError):
-            problems.append("manifest extra: not the counts gnnca data build --extra writes")
-    listed = set(files)
-    for p in _built_files(out):
-        rel = p.relative_to(out).as_posix()
-        if rel not in listed:
-            problems.append(f"{rel}: not in the manifest")
-    return problems
