@@ -111,11 +111,35 @@ def data_build(
         help="Add training reactions from USPTO-500-MT and USPTO-full (data/), after removing every one whose "
         "product is a USPTO-MIT valid/test product and duplicates; valid and test files stay unchanged.",
     ),
+    chemist: Path = typer.Option(
+        None,
+        "--chemist",
+        help="Also write the chemist's-convention sets to this folder (outside --out; as 'gnnca data chemist "
+        "OUT --out CHEMIST' does). The benchmark's files are the same with and without it.",
+    ),
 ) -> None:
     """Build USPTO-MIT separated, USPTO-BAL and all ChemAlgebra variants, deterministically."""
     from .data.build import build_all
 
+    if chemist is not None:
+        _chemist_out(chemist, out)
     build_all(out, source=source, seed=seed, workers=workers, limit=limit or None, strict=strict, extra=extra)
+    if chemist is not None:
+        from .data.chemist import build_chemist
+
+        n = workers or os.cpu_count() or 1
+        build_chemist(out, chemist, source=source, seed=seed, workers=n, log=typer.echo)
+
+
+def _chemist_out(chemist: Path, built: Path) -> None:
+    """The chemist's-convention folder: a folder (or none yet) outside the benchmark build, refused before any work."""
+    from .errors import InputError
+
+    if chemist.exists() and not chemist.is_dir():
+        raise InputError("is a file, not a folder", path=str(chemist))
+    c, b = chemist.resolve(), built.resolve()
+    if c == b or b in c.parents:
+        raise InputError("the chemist's-convention folder must be outside the benchmark folder", path=str(chemist))
 
 
 @data_app.command("formula-extra")
@@ -171,11 +195,9 @@ def data_chemist(
     Writes Type-1 lines in SMILES (OUT/smiles) and formulas (OUT/formula), the balanced reactions, the reactions not
     balanced with the reason, and a manifest with counts and sha256. BUILT is not changed."""
     from .data.chemist import build_chemist
-    from .errors import InputError
 
     folder = _folder(built, "built")
-    if out.exists() and not out.is_dir():
-        raise InputError("--out is a file, not a folder", path=str(out))
+    _chemist_out(out, folder)
     n = workers or os.cpu_count() or 1
     build_chemist(folder, out, source=source, seed=seed, workers=n, max_added=max_added, log=typer.echo)
 

@@ -89,34 +89,32 @@ def close_reaction(raw: RawReaction, max_added: int = MAX_ADDED) -> dict[str, An
     """Separate one dropped reaction and close it with real by-products (runs in a worker).
 
     ``{"ok": True, reactants, reagents, products, byproducts, coefficients}`` or ``{"ok": False, reason}``.
-    Repeated reactant or product molecules are one species (the closure sets their coefficients); a reactant the
-    closure leaves untouched (a spectator ion) is written as a reagent."""
+    Repeated reactant or product molecules are one species (the closure sets their coefficients)."""
     sides = separated(raw)
     if sides is None:
-        return {"ok": False, "reason": SEPARATION_CHANGED, }
-    reactants, reagents, products = (list(dict.fromkeys(s)) for s in sides)
+        return {"ok": False, "reason": SEPARATION_CHANGED}
+    reactants, products = list(dict.fromkeys(sides[0])), list(dict.fromkeys(sides[2]))
+    reagents = sides[1]  # as written: a salt's repeated ions stay repeated (charge balance of the line)
     if set(reactants) & set(products):
-        return {"ok": False, "reason": PRODUCT_AMONG_REACTANTS, }
+        return {"ok": False, "reason": PRODUCT_AMONG_REACTANTS}
     try:
-        closure, balanced = close_plausibly(reactants, products, max_added)
+        closure = close_plausibly(reactants, products, max_added)
         if closure is None:
-            return {"ok": False, "reason": why_not_closed(reactants, products, balanced), }
+            return {"ok": False, "reason": why_not_closed(reactants, products)}
     except Exception as exc:  # noqa: BLE001 - one odd reaction must not stop a build of 39k; counted by its type
         return {"ok": False, "reason": f"error_{type(exc).__name__}", "detail": str(exc)[:200]}
     names, values = closure
     byproducts = [canonical_fragment(b) or b for b in names]
     coefs = dict(zip([*reactants, *products, *byproducts], values, strict=True))
-    reagents = list(dict.fromkeys([*reagents, *(m for m in reactants if coefs[m] == 0)]))
-    reactants = [m for m in reactants if coefs[m] != 0]
-    if not type1_readable([coefs[m] for m in reactants], len(reagents)):
-        return {"ok": False, "reason": NOT_TYPE1, }
+    if not type1_readable([coefs[m] for m in reactants], list(Counter(reagents).values())):
+        return {"ok": False, "reason": NOT_TYPE1}
     return {
         "ok": True,
         "reactants": reactants,
         "reagents": reagents,
         "products": products,
         "byproducts": byproducts,
-        "coefficients": {m: c for m, c in coefs.items() if c},
+        "coefficients": coefs,
     }
 
 

@@ -20,9 +20,10 @@ from ..algebra.roles import PRODUCT, REACTANT, REAGENT
 from ..chem.bag import Term, bag_totals, format_bag
 
 
-def type1_readable(reactant_coefs: Sequence[int], n_reagents: int) -> bool:
-    """Whether the Type-1 rule (gcd of the source's coefficients) reads the extent back as ``k``."""
-    return reduce(gcd, [*reactant_coefs, *([1] * min(n_reagents, 1))], 0) == 1
+def type1_readable(reactant_coefs: Sequence[int], reagent_counts: Sequence[int]) -> bool:
+    """Whether the Type-1 rule (gcd of the source's coefficients) reads the extent back as ``k``: the reactants'
+    stoichiometric coefficients and the reagents' multiplicities (a salt's repeated ion) have no common factor."""
+    return reduce(gcd, [*reactant_coefs, *reagent_counts], 0) == 1
 
 
 def _merged(terms: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
