@@ -129,7 +129,7 @@ def build_chemist(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Write ``out`` (see the module docstring) from the build in ``built`` and return its manifest."""
-    from .build import bundled_data_dir, file_info
+    from .build import _built_files, bundled_data_dir, file_info
     from .extra import map_rows, mit_product_keys_of
 
     built, out = Path(built), Path(out)
@@ -192,11 +192,7 @@ def build_chemist(
         }
         log(f"chemist {split}: {len(records):,} of {len(raws):,} balanced; not: {dict(reasons.most_common())}")
     atomic_write_lines(out / "unbalanced.tsv", unbalanced)
-    files = {
-        p.relative_to(out).as_posix(): file_info(p)
-        for p in sorted(out.rglob("*"))
-        if p.is_file() and p.name != "manifest.json" and not p.name.startswith(".")
-    }
+    files = {p.relative_to(out).as_posix(): file_info(p) for p in _built_files(out)}
     manifest = {
         "tool": "gnnca data chemist",
         "from": {"built": str(built), "manifest_sha256": file_info(mpath)["sha256"]},
