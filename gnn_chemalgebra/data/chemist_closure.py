@@ -22,7 +22,7 @@ from ..chem.composition import CHARGE_KEY
 
 COEFS = (1, 2)  # coefficients a reactant or by-product may take in a plausible closure (products: 1)
 MAX_REACTANTS = 6  # reactant coefficient vectors are enumerated (2**6); more distinct reactants: not closed
-TRIAL_ADDED = 1  # by-products tried beside a reactant the record may lack (water, hydrogen, oxygen)
+TRIAL_ADDED = 2  # by-products tried beside a reactant the record may lack (a Suzuki coupling with water: B(OH)3 + HBr)
 
 MISSING_ATOMS = "missing_reactant_atoms"  # a product holds an element no reactant has
 MISSING_COUNTER_ION = "missing_counter_ion"

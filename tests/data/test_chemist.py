@@ -45,6 +45,7 @@ BOC_REMOVAL = (
 )  # fmt: skip  (MIT valid 3)
 ESTER_HYDROLYSIS = (["CCN(CC)CCN(C)Cc1cc(C)cc(C(=O)OC)c1"], ["CCN(CC)CCN(C)Cc1cc(C)cc(C(=O)O)c1"])  # MIT valid 5
 NITRO_REDUCTION = (["Nc1cc2c(cc1[N+](=O)[O-])CCC2"], ["Nc1cc2c(cc1N)CCC2"])  # SnCl2 as reagent (MIT test 17)
+SUZUKI = (["OB(O)c1ccccc1", "Cc1ccc(Br)cc1"], ["Cc1ccc(-c2ccccc2)cc1"])  # base and water not recorded as reactants
 MALONATE = (
     ["CC(C)(C)OC(=O)CC(=O)[O-]", "CC1(C)OC(=O)C(CC(=O)O)O1"],
     ["CC(C)(C)OC(=O)CC(=O)CC1OC(C)(C)OC1=O"],
@@ -91,6 +92,7 @@ def test_a_closure_balances_only_with_multiples_is_refused() -> None:
     ("reaction", "reason"),
     [
         (NITRO_REDUCTION, MISSING_REDUCTANT),
+        (SUZUKI, MISSING_WATER),  # boric acid + HBr once water is there
         (MALONATE, MISSING_COUNTER_ION),
         ((["CCO"], ["CCCl"]), MISSING_ATOMS),  # chlorine from nowhere
     ],
