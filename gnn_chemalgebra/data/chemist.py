@@ -143,9 +143,9 @@ def build_chemist(
     if out.resolve() == built.resolve() or built.resolve() in out.resolve().parents:
         raise InputError("--out must be outside the benchmark folder (its files stay as built)", path=str(out))
     if source is None:
-        given = bmanifest.get("source")
-        source = bundled_data_dir() if given in (None, "bundled data/") else given
-    src_dir = Path(source)
+        source = bmanifest.get("source")
+    named = source not in (None, "bundled data/")  # the build's manifest names the bundled folder so
+    src_dir = Path(source) if named else bundled_data_dir()
     dropped = rule_dropped(built)
     train_keys = _train_product_keys(built)
 
@@ -196,7 +196,7 @@ def build_chemist(
     manifest = {
         "tool": "gnnca data chemist",
         "from": {"built": str(built), "manifest_sha256": file_info(mpath)["sha256"]},
-        "source": str(src_dir),
+        "source": str(src_dir) if named else "bundled data/",
         "seed": seed,
         "max_added": max_added,
         "line_type": 1,
