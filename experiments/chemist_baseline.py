@@ -85,7 +85,12 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     manifest = json.loads((args.chemist / "manifest.json").read_text())
     result = {
-        "set": {"tool": manifest["tool"], "counts": manifest["counts"]["test"], "seed": manifest["seed"]},
+        "set": {
+            "tool": manifest["tool"],
+            "counts": manifest["counts"]["test"],
+            "seed": manifest["seed"],
+            "files": {k: v for k, v in manifest["files"].items() if k.endswith("-test.txt")},  # the lines scored
+        },
         "scores": score(args.chemist, args.pred_dir),
         "commands": args.commands.read_text().splitlines() if args.commands else [],
     }
