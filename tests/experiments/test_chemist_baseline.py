@@ -1,5 +1,5 @@
 """``experiments/chemist_baseline.py``: main product right reads the written line's molecules and coefficients, and
-the scores of a small prediction folder count exact matches, main products and fallbacks."""
+the scores of a small prediction folder count exact matches, main products and lines written unchanged."""
 
 from __future__ import annotations
 
@@ -33,5 +33,5 @@ def test_scores_of_a_prediction_folder(experiment, tmp_path) -> None:  # noqa: A
     (pred / "pred-smiles-test.txt").write_text("{2}CCOC(C)=O.{2}[O]\n{1}CC(=O)O.{1}CCO\n")  # main right; fallback
     scores = experiment("chemist_baseline").score(chem, pred)
     s = scores["smiles"]
-    assert s["lines"] == 2 and s["EM"] == 0.0 and s["main_product_right"] == 50.0 and s["fallback_lines"] == 1
+    assert s["lines"] == 2 and s["EM"] == 0.0 and s["main_product_right"] == 50.0 and s["unchanged_lines"] == 1
     assert "formula" not in scores
