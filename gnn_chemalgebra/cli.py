@@ -113,11 +113,35 @@ def data_build(
         help="Add training reactions from USPTO-500-MT and USPTO-full (data/), after removing every one whose "
         "product is a USPTO-MIT valid/test product and duplicates; valid and test files stay unchanged.",
     ),
+    chemist: Path = typer.Option(
+        None,
+        "--chemist",
+        help="Also write the chemist's-convention sets to this folder (outside --out; as 'gnnca data chemist "
+        "OUT --out CHEMIST' does). The benchmark's files are the same with and without it.",
+    ),
 ) -> None:
     """Build USPTO-MIT separated, USPTO-BAL and all ChemAlgebra variants, deterministically."""
     from .data.build import build_all
 
+    if chemist is not None:
+        _chemist_out(chemist, out)
     build_all(out, source=source, seed=seed, workers=workers, limit=limit or None, strict=strict, extra=extra)
+    if chemist is not None:
+        from .data.chemist import build_chemist
+
+        n = workers or os.cpu_count() or 1
+        build_chemist(out, chemist, source=source, seed=seed, workers=n, log=typer.echo)
+
+
+def _chemist_out(chemist: Path, built: Path) -> None:
+    """The chemist's-convention folder: a folder (or none yet) outside the benchmark build, refused before any work."""
+    from .errors import InputError
+
+    if chemist.exists() and not chemist.is_dir():
+        raise InputError("is a file, not a folder", path=str(chemist))
+    c, b = chemist.resolve(), built.resolve()
+    if c == b or b in c.parents:
+        raise InputError("the chemist's-convention folder must be outside the benchmark folder", path=str(chemist))
 
 
 @data_app.command("formula-extra")
@@ -153,6 +177,31 @@ def data_formula_extra(
             "--out must be another folder than the one read (its files are copied from there)", path=str(out)
         )
     build_formula_extra(folder, out, workers=n, seed=seed, leftover_labels=leftover_labels, log=typer.echo)
+
+
+@data_app.command("chemist")
+@friendly_errors
+def data_chemist(
+    built: Path = typer.Argument(..., help="A folder written by 'gnnca data build' (only read)."),
+    out: Path = typer.Option(..., "--out", help="Folder for the chemist's-convention sets (outside BUILT)."),
+    source: Path = typer.Option(
+        None, "--source", help="Folder with the USPTO-MIT files BUILT was built from (default: its manifest's)."
+    ),
+    seed: int = typer.Option(0, "--seed", help="Seed for the lines' extents and term order."),
+    workers: int = typer.Option(0, "--workers", min=0, help="Worker processes (0 = all cores)."),
+    max_added: int = typer.Option(2, "--max-added", min=1, help="Most by-products added to close one reaction."),
+) -> None:
+    """Validation and test sets in the chemist's convention: the USPTO-MIT valid and test reactions the benchmark's
+    leftover rule drops, balanced with real by-products (water, HCl, CO2, alcohols, ...) where the atoms allow.
+
+    Writes Type-1 lines in SMILES (OUT/smiles) and formulas (OUT/formula), the balanced reactions, the reactions not
+    balanced with the reason, and a manifest with counts and sha256. BUILT is not changed."""
+    from .data.chemist import build_chemist
+
+    folder = _folder(built, "built")
+    _chemist_out(out, folder)
+    n = workers or os.cpu_count() or 1
+    build_chemist(folder, out, source=source, seed=seed, workers=n, max_added=max_added, log=typer.echo)
 
 
 @data_app.command("verify")
