@@ -1,0 +1,375 @@
+"""Real by-products: close a reaction whose reactants and known products are given with the molecules a chemist
+writes for what leaves (water, hydrogen halides, CO2, N2, alcohols, salts, ...), by exact integer algebra.
+
+The benchmark writes what a reaction gives off as an artificial chain of atoms (``[O]``, ``[C]O[O]``); a chemist
+writes water, carbon dioxide or sodium bromide. :func:`close_with_byproducts` tries the smallest sets of real
+molecules from :data:`CATALOGUE` (common ones first) plus the salts the input's ions or metals can form, and keeps
+the first set whose smallest positive integer coefficients balance every element and the charge exactly
+(:func:`~.complete.complete`, sympy). When none does it says what is left over.
+
+Salts follow the input: ions written as ions (``[Na+]`` and ``[OH-]``, or ``[Na+].[OH-]``) give the salt as its
+ions in one species (``[Br-].[Na+]``) and, for a cation written as its own molecule, the lone counter-ion
+(``[Br-]``); a metal written covalently or as the element (``O[Na]``, ``[Zn]``) gives the covalent salt
+(``[Na]Br``, ``Cl[Zn]Cl``). Formulas are written as RDKit writes them (``H2O``, ``ClH``, ``BrNa``).
+Boronic acids leave boric acid: a Suzuki coupling closes with a base (``B(OH)3`` and the bromide salt) or with
+water (``B(OH)3`` and ``HBr``), not on its own.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from math import lcm
+
+from rdkit import Chem
+
+from ..chem.composition import CHARGE_KEY
+from ..chem.formula import write_formula
+from ..chem.molecule import Repr, smiles_to_formula
+from ..chem.smiles import canonical_smiles, shared_mol
+from ..errors import ChemAlgebraError, InputError
+from .balance import species_composition
+from .complete import complete, leftover_of_cover, why_unbalanced
+
+Comp = Mapping[str, int]
+MAX_ADDED = 3  # the most by-products a closure may add
+SEARCH_LIMIT = 4_000  # by-product sets tried per call (bounds the time of a line that does not close)
+
+# Real by-products, commonest first (the order breaks ties between sets of the same size): what condensations,
+# substitutions, eliminations, protecting-group removals, couplings, reductions and oxidations give off.
+CATALOGUE: tuple[tuple[str, str], ...] = (
+    ("water", "O"),
+    ("hydrogen chloride", "Cl"),
+    ("hydrogen bromide", "Br"),
+    ("carbon dioxide", "O=C=O"),
+    ("methanol", "CO"),
+    ("ethanol", "CCO"),
+    ("hydrogen", "[H][H]"),
+    ("nitrogen", "N#N"),
+    ("ammonia", "N"),
+    ("hydrogen iodide", "I"),
+    ("hydrogen fluoride", "F"),
+    ("isobutene", "C=C(C)C"),
+    ("tert-butanol", "CC(C)(C)O"),
+    ("acetic acid", "CC(=O)O"),
+    ("sulfur dioxide", "O=S=O"),
+    ("isopropanol", "CC(C)O"),
+    ("succinimide", "O=C1CCC(=O)N1"),
+    ("N-hydroxysuccinimide", "O=C1CCC(=O)N1O"),
+    ("imidazole", "c1c[nH]cn1"),
+    ("HOBt", "On1nnc2ccccc21"),
+    ("dicyclohexylurea", "O=C(NC1CCCCC1)NC1CCCCC1"),
+    ("EDC urea", "CCNC(=O)NCCCN(C)C"),
+    ("diisopropylurea", "CC(C)NC(=O)NC(C)C"),
+    ("boric acid", "OB(O)O"),
+    ("trifluoroacetic acid", "O=C(O)C(F)(F)F"),
+    ("tert-butyl chloride", "CC(C)(C)Cl"),
+    ("toluene", "Cc1ccccc1"),
+    ("phenol", "Oc1ccccc1"),
+    ("benzyl alcohol", "OCc1ccccc1"),
+    ("p-toluenesulfonic acid", "Cc1ccc(S(=O)(=O)O)cc1"),
+    ("methanesulfonic acid", "CS(=O)(=O)O"),
+    ("sulfuric acid", "O=S(=O)(O)O"),
+    ("triphenylphosphine oxide", "O=P(c1ccccc1)(c1ccccc1)c1ccccc1"),
+    ("carbon monoxide", "[C-]#[O+]"),
+    ("acetone", "CC(C)=O"),
+    ("hydrogen cyanide", "C#N"),
+    ("hydrogen sulfide", "S"),
+)  # oxygen is left out: a line that closes with O2 given off (a nitro group "reduced" to O2) is an oxidant's gap
+# Anions a salt by-product may hold (with the SMILES of the neutral group bonded to a metal), commonest first.
+SALT_ANIONS: tuple[tuple[str, str], ...] = (
+    ("[Cl-]", "Cl"),
+    ("[Br-]", "Br"),
+    ("[I-]", "I"),
+    ("[F-]", "F"),
+    ("[OH-]", "O"),
+    ("OC(=O)[O-]", "OC(=O)O"),
+    ("CC(=O)[O-]", "CC(=O)O"),
+)
+# What a reaction without a written product (a combustion, a decomposition) may end as: small inorganic molecules.
+INORGANIC = frozenset({"O", "Cl", "Br", "I", "F", "O=C=O", "[H][H]", "N#N", "N", "O=S=O", "[C-]#[O+]", "S", "C#N"})
+METALS = frozenset(
+    {"Li", "Na", "K", "Rb", "Cs", "Mg", "Ca", "Sr", "Ba", "Zn", "Cu", "Fe", "Co", "Ni", "Mn", "Ag", "Al", "Sn"}
+)
+
+
+@dataclass(frozen=True)
+class ByproductClosure:
+    """The result of :func:`close_with_byproducts`. ``ok``: a balancing was found; ``coefficients``: the positive
+    integer coefficients of the reactants, then the products, then ``byproducts`` (in that order, smallest
+    integers; 0 for a ``spectator``: an ion written as its own molecule that the reaction leaves as it is, such as
+    the sodium of ``[Na+]`` and ``[OH-]`` beside a given carboxylate); ``leftover``: the formula of what the
+    reactants leave beyond the products when not ``ok`` (``None`` when nothing can be said); ``reason``: why not
+    (empty when ``ok``); ``unique``: the only balancing up to scale."""
+
+    ok: bool
+    reactants: tuple[str, ...]
+    products: tuple[str, ...]
+    byproducts: tuple[str, ...] = ()
+    coefficients: tuple[int, ...] = ()
+    leftover: str | None = None
+    reason: str = ""
+    unique: bool = True
+    spectators: tuple[str, ...] = ()
+
+    def equation(self) -> str:
+        """``a A + b B -> c C + d D`` as ``gnnca balance`` writes it (``""`` when not ``ok``)."""
+        if not self.ok:
+            return ""
+        from .balance import format_side
+
+        n = len(self.reactants)
+        right = [*self.products, *self.byproducts]
+        return (
+            format_side(list(self.reactants), list(self.coefficients[:n]))
+            + " -> "
+            + format_side(right, list(self.coefficients[n:]))
+        )
+
+
+def _comp(mol: str, repr: Repr) -> Counter:
+    """Element counts plus net charge, as the balancer reads them."""
+    return Counter({k: v for k, v in species_composition(mol, repr).items() if v})
+
+
+@lru_cache(maxsize=4)
+def catalogue(repr: Repr, inorganic: bool = False) -> tuple[str, ...]:
+    """The catalogue's molecules written in ``repr`` (canonical SMILES, or RDKit's formulas), commonest first
+    (``inorganic``: only the small inorganic ones)."""
+    rows = [s for _, s in CATALOGUE if not inorganic or s in INORGANIC]
+    if repr == "smiles":
+        return tuple(canonical_smiles(s) for s in rows)
+    return tuple(smiles_to_formula(s) for s in rows)
+
+
+def _metal_forms(mol: str, repr: Repr) -> list[tuple[str, int, bool]]:
+    """The metal cations a species offers: (element, charge of the cation, written as an ion). A metal written
+    covalently or as the element counts as its usual cation (charge from its bonds or its common valence)."""
+    comp = _comp(mol, repr)
+    metals = [el for el in comp if el in METALS]
+    if not metals:
+        return []
+    if repr == "formula":
+        charge = comp.get(CHARGE_KEY, 0)
+        return [(el, _valence(el, charge if len(metals) == 1 and charge > 0 else 0), charge > 0) for el in metals]
+    forms = []
+    for atom in shared_mol(mol).GetAtoms():
+        el = atom.GetSymbol()
+        if el in METALS:
+            q = atom.GetFormalCharge()
+            forms.append((el, q if q > 0 else _valence(el, 0), q > 0))
+    return forms
+
+
+_USUAL_CHARGE = {"Li": 1, "Na": 1, "K": 1, "Rb": 1, "Cs": 1, "Ag": 1, "Al": 3, "Fe": 2, "Sn": 2}
+
+
+def _valence(el: str, charge: int) -> int:
+    return charge if charge > 0 else _USUAL_CHARGE.get(el, 2)
+
+
+def _anion_charge(smiles: str) -> int:
+    return sum(a.GetFormalCharge() for a in shared_mol(smiles).GetAtoms())
+
+
+def salt_candidates(reactants: Sequence[str], repr: Repr) -> list[str]:
+    """The salts (and, for a cation written as its own molecule, the lone counter-anions) the reactants' metals
+    can leave, written the way the input writes its metals (see the module docstring)."""
+    out: dict[str, None] = {}
+    lone_cation = False
+    written = _written_ions(reactants, repr)
+    for mol in reactants:
+        try:
+            forms = _metal_forms(mol, repr)
+        except ChemAlgebraError:
+            continue
+        comp = _comp(mol, repr)
+        lone_cation |= bool(forms) and len([k for k in comp if k != CHARGE_KEY]) == 1 and comp.get(CHARGE_KEY, 0) > 0
+        for el, q, ionic in forms:
+            for anion, group in SALT_ANIONS:
+                if anion in written:
+                    continue  # the reactants' own anion: writing it as a by-product only moves it across
+                a = -_anion_charge(anion)
+                n_cat, n_an = lcm(q, a) // q, lcm(q, a) // a
+                if repr == "formula":
+                    total: Counter = Counter({el: n_cat})
+                    for k, v in _comp(canonical_smiles(anion), "smiles").items():
+                        total[k] += n_an * v
+                    total[CHARGE_KEY] = 0
+                    out[write_formula(total)] = None
+                elif ionic:
+                    cation = f"[{el}+{q if q > 1 else ''}]"
+                    out[canonical_smiles(".".join([cation] * n_cat + [anion] * n_an))] = None
+                elif n_cat == 1 and group:
+                    out[canonical_smiles(f"[{el}]" + "".join(f"({group})" for _ in range(n_an)))] = None
+    if lone_cation:
+        for anion, _ in SALT_ANIONS:
+            if anion in written:
+                continue
+            lone = canonical_smiles(anion)
+            out[lone if repr == "smiles" else write_formula(_comp(lone, "smiles"))] = None
+    return list(out)
+
+
+def _written_ions(reactants: Sequence[str], repr: Repr) -> set[str]:
+    """The catalogue anions (SMILES as in :data:`SALT_ANIONS`) the reactants hold: as a fragment of a SMILES, or,
+    for formulas, as a species of the anion's formula."""
+    found: set[str] = set()
+    for anion, _ in SALT_ANIONS:
+        can = canonical_smiles(anion)
+        if repr == "smiles":
+            if any(can in canonical_smiles(m).split(".") for m in reactants):
+                found.add(anion)
+        elif any(_comp(m, "formula") == _comp(can, "smiles") for m in reactants):
+            found.add(anion)
+    return found
+
+
+def _lone_ions(comps: Mapping[str, Comp]) -> list[str]:
+    """Species that are one charged atom written as its own molecule (``[Na+]``, ``[Cl-]``, ``Na+``): the ions
+    that may stay as they are (a borohydride or a hydroxide reacts)."""
+    return [
+        m
+        for m, c in comps.items()
+        if c.get(CHARGE_KEY, 0) and "." not in m and sum(v for k, v in c.items() if k != CHARGE_KEY) == 1
+    ]
+
+
+@lru_cache(maxsize=4096)
+def _skeleton(smiles: str) -> Chem.Mol:
+    """Heavy atoms and bonds only: every bond single, no aromaticity, no charge (a fragment's skeleton survives
+    the bond changes that free it)."""
+    mol = Chem.RWMol(shared_mol(smiles))
+    for atom in mol.GetAtoms():
+        atom.SetIsAromatic(False)
+        atom.SetFormalCharge(0)
+    for bond in mol.GetBonds():
+        bond.SetBondType(Chem.BondType.SINGLE)
+        bond.SetIsAromatic(False)
+    out = mol.GetMol()
+    out.UpdatePropertyCache(strict=False)
+    Chem.FastFindRings(out)
+    return out
+
+
+def _held(mol: str, comp: Comp, reactants: Mapping[str, Comp], repr: Repr) -> bool:
+    """Could a reactant give off this by-product as a fragment: its skeleton (SMILES) or its atoms (formulas)?"""
+    if repr == "formula":
+        return any(all(r.get(k, 0) >= v for k, v in comp.items() if k != CHARGE_KEY) for r in reactants.values())
+    query = _skeleton(mol)
+    return any(_skeleton(r).HasSubstructMatch(query) for r in reactants)
+
+
+def _elements(comp: Comp) -> set[str]:
+    return {k for k, v in comp.items() if v and k != CHARGE_KEY}
+
+
+def close_with_byproducts(
+    reactants: Sequence[str], products: Sequence[str], *, repr: Repr = "smiles", max_added: int = 2
+) -> ByproductClosure:
+    """The smallest set of real by-products (at most ``max_added``; among sets of that size the one that consumes
+    the fewest reactant molecules, then the commonest; with no product given the commonest) and the smallest
+    positive integer coefficients that balance ``reactants -> products + by-products`` exactly (every element and
+    the charge; every reactant consumed, every product made), or why no such set exists. ``products`` may be empty
+    (a combustion closes with CO2 and water).
+    Raises :class:`InputError` for an unreadable molecule.
+
+    By-products with carbon are fragments of a reactant (unless no product is given: a combustion): one is tried
+    only when a reactant holds its skeleton (SMILES: its heavy atoms and bonds, bond orders aside, so isobutene
+    comes from a Boc group) or its atoms (formulas), and sets with fewer by-products of three or more carbons
+    come first (a nitro group reduced to an amine gives water, never a succinimide made of the ring's carbons)."""
+    if repr not in ("smiles", "formula"):
+        raise InputError(f"unknown representation {repr!r} (expected smiles or formula)")
+    if not reactants:
+        raise InputError("a reaction needs at least one reactant")
+    if not 0 <= max_added <= MAX_ADDED:
+        raise InputError(f"max_added must be between 0 and {MAX_ADDED}, got {max_added}")
+    reactants, products = tuple(reactants), tuple(products)
+    r_comp = {m: _comp(m, repr) for m in dict.fromkeys(reactants)}
+    p_comp = {m: _comp(m, repr) for m in dict.fromkeys(products)}
+    if len(r_comp) != len(reactants) or len(p_comp) != len(products):
+        raise InputError("a molecule is written twice on one side")
+    supplied = set().union(*(_elements(c) for c in r_comp.values()))
+    pool = (*catalogue(repr, inorganic=not products), *salt_candidates(reactants, repr))
+    pool_comp = {m: _comp(m, repr) for m in dict.fromkeys(pool) if m not in r_comp and m not in p_comp}
+    salts = set(salt_candidates(reactants, repr))
+    usable = [
+        m
+        for m, c in pool_comp.items()
+        if _elements(c) <= supplied and (m in salts or not c.get("C") or not products or _held(m, c, r_comp, repr))
+    ]
+    rank = {m: i for i, m in enumerate(usable)}
+    bulky = {m for m in usable if pool_comp[m].get("C", 0) >= 3}
+    kept = [()] + [(m,) for m in _lone_ions(r_comp)]  # spectator ions: none first, then one at a time
+    sets = sorted(
+        (names for size in range(max_added + 1) for names in itertools.combinations(usable, size)),
+        key=lambda s: (len(bulky.intersection(s)), len(s), sum(rank[m] for m in s), s),
+    )
+    best: tuple[tuple[int, int, int, int], ByproductClosure] | None = None
+    level: tuple[int, int] | None = None  # (bulky by-products, set size) of the first set that closes
+    tried = 0
+    for names in sets:
+        here = (len(bulky.intersection(names)), len(names))
+        if level is not None and here != level:
+            break  # the sets of the first closing level are all weighed: the smallest coefficients win
+        for spectators in kept:
+            consumed = {m: c for m, c in r_comp.items() if m not in spectators}
+            supplied_now = set().union(*(_elements(c) for c in consumed.values()))
+            made = set().union(*(_elements(c) for c in p_comp.values()), *(_elements(pool_comp[m]) for m in names))
+            if not supplied_now <= made or tried >= SEARCH_LIMIT:  # every consumed element must leave somewhere
+                continue
+            tried += 1
+            done = complete(consumed, p_comp, {m: pool_comp[m] for m in names})
+            if done is None:
+                continue
+            coef = dict(zip(done.species, (abs(v) for v in done.nu), strict=True))
+            coefs = tuple(coef.get(m, 0) for m in reactants) + tuple(abs(v) for v in done.nu[len(consumed) :])
+            got = ByproductClosure(True, reactants, products, names, coefs, unique=done.unique, spectators=spectators)
+            common = sum(rank[m] for m in names)
+            # a reaction whose products are given: the fewest reactant molecules (methanol, not water, leaves a
+            # transesterification); a combustion: the commonest by-products (water, not hydrogen)
+            key = (len(spectators), sum(coefs[: len(reactants)]), common, sum(coefs))
+            if not products:
+                key = (len(spectators), common, 0, sum(coefs))
+            if best is None or key < best[0]:
+                best = (key, got)
+            level = here
+            break
+    if best is not None:
+        return best[1]
+    return _why_not(r_comp, p_comp, reactants, products, max_added)
+
+
+def _why_not(
+    r_comp: Mapping[str, Comp],
+    p_comp: Mapping[str, Comp],
+    reactants: tuple[str, ...],
+    products: tuple[str, ...],
+    k: int,
+) -> ByproductClosure:
+    """A failed closure: what one of each reactant leaves beyond one of each product (elements short shown as
+    missing), and the balancer's own reason."""
+    left: Counter = Counter()
+    for c in r_comp.values():
+        left.update(c)
+    for c in p_comp.values():
+        left.subtract(c)
+    short = sorted(k2 for k2, v in left.items() if v < 0 and k2 != CHARGE_KEY)
+    leftover: str | None = None
+    cover = leftover_of_cover(r_comp, p_comp) if p_comp else None
+    rest = cover[1] if cover is not None else Counter({k2: v for k2, v in left.items() if v > 0})
+    if any(k2 != CHARGE_KEY for k2 in rest):
+        try:
+            leftover = write_formula(rest)
+        except ChemAlgebraError:
+            leftover = None
+    if p_comp:
+        reason = why_unbalanced(r_comp, p_comp, [f"up to {k} real by-products"])
+    else:
+        reason = f"cannot be balanced with up to {k} real by-products"
+    if short:
+        reason += f"; one of each product holds more {', '.join(short)} than one of each reactant (a reagent missing?)"
+    return ByproductClosure(False, reactants, products, leftover=leftover, reason=reason)
