@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ class BagExample:
     tgt: str | None = None
     rxn: int | None = None
     roles_only: bool = False  # a line whose leftover is not a training label (gnnca data formula-extra)
+    src_roles: tuple[str, ...] | None = None  # the meta's role of each source term (training-time rewrites)
+    tgt_roles: tuple[str, ...] | None = None  # the meta's role of each target term
 
 
 def example_from_terms(terms: list[Term], vtype: int = 1, cset: str = "in") -> BagExample:
@@ -88,6 +91,9 @@ def attach_labels(ex: BagExample, meta: dict[str, Any], repr: str) -> BagExample
     ex.cset = meta.get("set", "in")
     ex.rxn = meta.get("rxn")
     ex.roles_only = bool(meta.get("roles_only", False))
+    if "src_roles" in meta and "tgt_roles" in meta:  # interned: one string per role, however many lines
+        ex.src_roles = tuple(sys.intern(r) for r in meta["src_roles"])
+        ex.tgt_roles = tuple(sys.intern(r) for r in meta["tgt_roles"])
     return ex
 
 
