@@ -184,7 +184,7 @@ class GNNTask(Task):
         out = {"n_train": len(self.train_ds), "n_val": len(self.val_ds), "vocab_size": len(self.vocab),
                "variant": self.cfg.data.variant, **distill_summary(self.distill)}  # fmt: skip
         if len(self.line_counts) > 1:
-            out["train_lines"] = self.line_counts  # per folder: data.dir, then each of data.extra_dirs
+            out["train_lines_by_folder"] = self.line_counts  # data.dir, then each of data.extra_dirs
         if isinstance(self.train_ds, AugmentedBagDataset):
             d = self.cfg.data
             out["augment"] = {"drop_reagents": d.augment_drop_reagents, "salts": d.augment_salts,
