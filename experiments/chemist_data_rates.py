@@ -19,7 +19,7 @@ from collections import Counter
 from pathlib import Path
 
 from gnn_chemalgebra.data.augmented import AugmentSettings, augment_example
-from gnn_chemalgebra.data.bag_transforms import Line, _pairs, split_salt, unconsumed
+from gnn_chemalgebra.data.bag_transforms import Line, ion_pairs, split_salt, unconsumed
 from gnn_chemalgebra.data.dataset import ExtraVocab, load_examples, to_data
 from gnn_chemalgebra.data.dropped import close_row
 from gnn_chemalgebra.data.featurize import Featurizer
@@ -49,13 +49,13 @@ def dropped_rates(built: Path, limit: int) -> dict:
 
 def rewrite_rates(folder: Path, variant: str, n: int, settings: AugmentSettings) -> dict:
     repr = "smiles" if "_S_" in variant else "formula"
-    exs = load_examples(folder, variant, "train", n)
+    exs = load_examples(folder, variant, "train", n, roles=True)
     has = Counter()
     for ex in exs:
         probe = Line(tuple(ex.terms), ex.src_roles, tuple(ex.terms), ex.src_roles, ex.nu, ex.xi)  # source roles
         free = unconsumed(probe)
         has["unconsumed_molecule"] += bool(free)
-        has["ion_pair_to_salt"] += bool(_pairs(probe, repr))
+        has["ion_pair_to_salt"] += bool(ion_pairs(probe, repr))
         has["salt_to_ions"] += repr == "smiles" and any(split_salt(m) for m in free)
     changed = sum(augment_example(ex, settings, repr, random.Random(i)) is not ex for i, ex in enumerate(exs))
     feat, vocab = Featurizer(repr), ExtraVocab.build(exs)

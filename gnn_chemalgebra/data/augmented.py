@@ -47,10 +47,9 @@ def augment_example(ex: BagExample, settings: AugmentSettings, repr: str, rng: r
         return ex
     if not consistent(new):  # a rewrite touches only unconsumed molecules: this is a bug, never data
         raise AssertionError(f"rewritten line breaks target = source + xi * nu: {format_bag(new.src)}")
-    meta = {"nu": list(ex.nu.items()), "xi": ex.xi, "set": ex.cset, "rxn": ex.rxn, "roles_only": ex.roles_only,
-            "src_roles": new.src_roles, "tgt_roles": new.tgt_roles}  # fmt: skip
+    meta = {"nu": list(ex.nu.items()), "xi": ex.xi, "set": ex.cset, "rxn": ex.rxn, "roles_only": ex.roles_only}
     out = attach_labels(example_from_terms(list(new.src), ex.vtype, ex.cset), meta, repr)
-    out.tgt = format_bag(new.tgt)
+    out.tgt, out.src_roles, out.tgt_roles = format_bag(new.tgt), new.src_roles, new.tgt_roles
     return out
 
 

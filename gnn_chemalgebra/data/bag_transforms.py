@@ -153,7 +153,7 @@ def split_salt(smiles: str) -> tuple[tuple[str, int], ...] | None:
     return tuple(sorted(counts.items()))
 
 
-def _pairs(line: Line, repr: str) -> list[tuple[str, str, int, int]]:
+def ion_pairs(line: Line, repr: str) -> list[tuple[str, str, int, int]]:
     """Unconsumed (cation, anion, cations per salt, anions per salt) written once on each side in amounts that
     pair up exactly, each ion in at most one pair."""
     once = [m for m in unconsumed(line) if sum(t.mol == m for t in line.src) == 1]
@@ -198,7 +198,7 @@ def swap_salts(line: Line, p: float, rng: random.Random, repr: str) -> Line:
     """Each unconsumed ion pair becomes its salt, and (SMILES) each unconsumed salt its ions, with probability
     ``p`` each (see the module docstring)."""
     old: dict[str, list[tuple[str, int]]] = {}
-    for c, a, n_c, n_a in _pairs(line, repr):
+    for c, a, n_c, n_a in ion_pairs(line, repr):
         if rng.random() >= p or min(n_c, n_a) != 1:
             continue  # both above 1 (Ca3(PO4)2): neither ion's coefficient is the number of salts
         salt = _join(c, a, n_c, n_a, repr)

@@ -48,10 +48,11 @@ class GNNTask(Task):
             raise InputError("config needs data.dir and data.variant")
         props = variant_props(d.variant)
         self.repr, self.vtype = str(props["repr"]), int(props["type"])
-        train_ex = load_examples(d.dir, d.variant, d.train_split, d.limit)
+        augment = AugmentSettings(d.augment_drop_reagents, d.augment_salts)
+        train_ex = load_examples(d.dir, d.variant, d.train_split, d.limit, roles=augment.active)
         self.line_counts = {d.dir: len(train_ex)}
         for extra_dir in (x.strip() for x in d.extra_dirs.split(",") if x.strip()):
-            added = load_examples(extra_dir, d.variant, d.train_split)
+            added = load_examples(extra_dir, d.variant, d.train_split, roles=augment.active)
             self.line_counts[extra_dir] = len(added)
             train_ex += added
         val_ex = load_examples(d.dir, d.variant, d.val_split, d.val_limit)
@@ -87,7 +88,6 @@ class GNNTask(Task):
             rows = structure_rows(keys, self.feat, d.dir, d.variant, d.train_split, enc.structure_bits)
             self.model.set_structures(rows)
         self.model = self.model.to(device)
-        augment = AugmentSettings(d.augment_drop_reagents, d.augment_salts)
         if augment.active:  # bags built on access from their rewritten lines
             self.train_ds = AugmentedBagDataset(train_ex, self.feat, self.vocab, augment, self.repr, cfg.train.seed)
         else:

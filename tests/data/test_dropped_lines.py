@@ -16,7 +16,7 @@ from gnn_chemalgebra.chem.molecule import composition
 from gnn_chemalgebra.data.augmented import AugmentSettings, augment_example
 from gnn_chemalgebra.data.byproduct_close import PRODUCT_AMONG_REACTANTS, close_sides
 from gnn_chemalgebra.data.chemist_lines import chemist_line
-from gnn_chemalgebra.data.dataset import attach_labels, example_from_terms
+from gnn_chemalgebra.data.dataset import attach_labels, attach_roles, example_from_terms
 from gnn_chemalgebra.data.dropped_lines import type2_line, written_names_distinct
 from gnn_chemalgebra.data.uspto import formula_of
 
@@ -87,7 +87,7 @@ def test_written_names_must_stay_distinct_for_a_type2_line() -> None:
 
 def _example(line: tuple[str, str, dict], repr: str = "smiles"):
     src, tgt, meta = line
-    ex = attach_labels(example_from_terms(parse_bag(src), vtype=1), meta, repr)
+    ex = attach_roles(attach_labels(example_from_terms(parse_bag(src), vtype=1), meta, repr), meta)
     ex.tgt = tgt
     return ex
 
