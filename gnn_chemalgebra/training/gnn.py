@@ -122,6 +122,8 @@ class GNNTask(Task):
             return None
         if not t.distill_labels:
             raise InputError("train.distill_weight needs train.distill_labels (experiments/distill_teacher.py)")
+        if cfg.data.extra_dirs:  # the teacher's rows are keyed by data.dir's reaction ids, which other folders reuse
+            raise InputError("train.distill_weight reads data.dir's reactions only: leave data.extra_dirs empty")
         labels = load_teacher(t.distill_labels)
         if labels.repr != self.repr:
             raise InputError(f"teacher labels read {labels.repr}, this variant {self.repr}", path=t.distill_labels)

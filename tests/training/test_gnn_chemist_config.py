@@ -63,6 +63,11 @@ def test_the_config_trains_on_both_folders_with_the_rewrites(tmp_path: Path) -> 
     assert summary["n_train"] == 24 + n_chem
     assert summary["augment"] == {"drop_reagents": 0.3, "salts": 0.2, "rewritable_lines": 24 + n_chem}
     assert summary["steps"] == 3 and summary["stop_reason"] == "max_steps"
+    teacher = CliRunner().invoke(
+        app, ["train", "--config", str(CONFIG), *sum((["--set", s] for s in sets), []), "--set", f"run_dir={run}2",
+              "--set", "train.distill_weight=0.5", "--set", "train.distill_labels=teacher.npz"],
+    )  # fmt: skip
+    assert teacher.exit_code == 2 and "leave data.extra_dirs empty" in teacher.output  # ids of two folders clash
 
 
 def test_the_config_names_its_data_and_is_off_by_default_elsewhere() -> None:
