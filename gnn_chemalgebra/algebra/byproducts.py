@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from math import lcm
@@ -268,14 +268,19 @@ def _elements(comp: Comp) -> set[str]:
 
 
 def close_with_byproducts(
-    reactants: Sequence[str], products: Sequence[str], *, repr: Repr = "smiles", max_added: int = 2
+    reactants: Sequence[str],
+    products: Sequence[str],
+    *,
+    repr: Repr = "smiles",
+    max_added: int = 2,
+    accept: Callable[[ByproductClosure], bool] | None = None,
 ) -> ByproductClosure:
     """The smallest set of real by-products (at most ``max_added``; among sets of that size the one that consumes
     the fewest reactant molecules, then the commonest; with no product given the commonest) and the smallest
     positive integer coefficients that balance ``reactants -> products + by-products`` exactly (every element and
     the charge; every reactant consumed, every product made), or why no such set exists. ``products`` may be empty
-    (a combustion closes with CO2 and water).
-    Raises :class:`InputError` for an unreadable molecule.
+    (a combustion closes with CO2 and water). ``accept``: a closure it refuses is passed over (a caller's own
+    condition, such as amounts it must keep). Raises :class:`InputError` for an unreadable molecule.
 
     By-products with carbon are fragments of a reactant (unless no product is given: a combustion): one is tried
     only when a reactant holds its skeleton (SMILES: its heavy atoms and bonds, bond orders aside, so isobutene
@@ -328,6 +333,8 @@ def close_with_byproducts(
             coef = dict(zip(done.species, (abs(v) for v in done.nu), strict=True))
             coefs = tuple(coef.get(m, 0) for m in reactants) + tuple(abs(v) for v in done.nu[len(consumed) :])
             got = ByproductClosure(True, reactants, products, names, coefs, unique=done.unique, spectators=spectators)
+            if accept is not None and not accept(got):
+                continue
             common = sum(rank[m] for m in names)
             # a reaction whose products are given: the fewest reactant molecules (methanol, not water, leaves a
             # transesterification); a combustion: the commonest by-products (water, not hydrogen)
