@@ -37,6 +37,12 @@ class DataConfig:
     limit: int = _opt(0, lo=0)  # first N training lines; 0 = all
     val_limit: int = _opt(0, lo=0)  # first N validation lines; 0 = all
     lazy: bool = False  # GNN: featurise bags on access (memory grows with examples, not graphs)
+    extra_dirs: str = ""  # GNN: training lines of these folders too (comma list; the same variant and train split,
+    # e.g. gnnca data dropped --out), after data.dir's; "" = none
+    augment_drop_reagents: float = _opt(0.0, lo=0.0, hi=1.0)  # GNN training: chance that each molecule the line
+    # does not consume (reagent, solvent, catalyst) leaves it (data/bag_transforms.py); 0 = off
+    augment_salts: float = _opt(0.0, lo=0.0, hi=1.0)  # GNN training: chance that each unconsumed ion pair is written
+    # as its salt and each salt as its ions; 0 = off
     max_pairs: int = _opt(6000, lo=1)  # edit model: candidate pairs per reaction above which pairs are sampled
     edit_sources: str = ""  # edit model: training records of these sources only (comma list of local, uspto_full,
     # uspto_500_mt; records without an atom map are skipped and counted either way); "" = every record

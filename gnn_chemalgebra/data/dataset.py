@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import random
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -60,6 +61,8 @@ class BagExample:
     tgt: str | None = None
     rxn: int | None = None
     roles_only: bool = False  # a line whose leftover is not a training label (gnnca data formula-extra)
+    src_roles: tuple[str, ...] | None = None  # the meta's role of each source term (training-time rewrites)
+    tgt_roles: tuple[str, ...] | None = None  # the meta's role of each target term
 
 
 def example_from_terms(terms: list[Term], vtype: int = 1, cset: str = "in") -> BagExample:
@@ -91,7 +94,19 @@ def attach_labels(ex: BagExample, meta: dict[str, Any], repr: str) -> BagExample
     return ex
 
 
-def load_examples(data_dir: str | Path, variant: str, split: str, limit: int | None = None) -> list[BagExample]:
+def attach_roles(ex: BagExample, meta: dict[str, Any]) -> BagExample:
+    """The meta's role of every source and target term (what the training-time rewrites read), when it has them;
+    interned, so a role costs one pointer per term however many lines there are."""
+    if isinstance(meta.get("src_roles"), list) and isinstance(meta.get("tgt_roles"), list):
+        ex.src_roles = tuple(sys.intern(str(r)) for r in meta["src_roles"])
+        ex.tgt_roles = tuple(sys.intern(str(r)) for r in meta["tgt_roles"])
+    return ex
+
+
+def load_examples(
+    data_dir: str | Path, variant: str, split: str, limit: int | None = None, roles: bool = False
+) -> list[BagExample]:
+    """The split's lines as labelled examples; ``roles``: also each term's role (:func:`attach_roles`)."""
     src_p, tgt_p, meta_p = split_files(Path(data_dir), variant, split)
     props = variant_props(variant)
     src, tgt, meta_lines = read_lines(src_p), read_lines(tgt_p), read_lines(meta_p)
@@ -106,7 +121,10 @@ def load_examples(data_dir: str | Path, variant: str, split: str, limit: int | N
     for i in range(n):
         terms = parse_bag(src[i], path=str(src_p), line=i + 1)
         ex = example_from_terms(terms, vtype=int(props["type"]))
-        attach_labels(ex, _meta_record(meta_lines[i], meta_p, i + 1), str(props["repr"]))
+        meta = _meta_record(meta_lines[i], meta_p, i + 1)
+        attach_labels(ex, meta, str(props["repr"]))
+        if roles:
+            attach_roles(ex, meta)
         ex.tgt = tgt[i]
         out.append(ex)
     return out

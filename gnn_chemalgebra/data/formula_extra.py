@@ -16,9 +16,7 @@ other file copied unchanged, and a manifest with counts and sha256. ``BUILT`` it
 
 from __future__ import annotations
 
-import json
 import shutil
-from collections import Counter
 from collections.abc import Callable, Iterable
 from contextlib import ExitStack
 from pathlib import Path
@@ -26,28 +24,14 @@ from typing import Any
 
 from ..chem.composition import element_view
 from ..chem.formula import write_formula
-from ..errors import ChemAlgebraError, InputError
+from ..errors import ChemAlgebraError
 from ..io import atomic_write_json
 from .layout import split_files, variant_props
-from .uspto import SKIP_LEFTOVER_REJECTED, formula_of, read_split, side_composition
+from .rejected import screen_rejected
+from .uspto import formula_of, side_composition
 
 LEFTOVER_PREFIX = "leftover:"  # key of a leftover in a record's ``formulas`` (it has no SMILES)
 SPLITS_EXTENDED = ("train", "train_cross")
-DUP_BUILT_TRAIN = "duplicate_of_built_train"  # the same reaction as one of BUILT's training reactions
-
-
-def rejected_rows(skipped_tsv: Path) -> set[tuple[str, str, int]]:
-    """``(source, split, line)`` of every extra row the build dropped for its leftover chain."""
-    if not skipped_tsv.exists():
-        raise InputError("no extra_skipped.tsv: build with gnnca data build --extra first", path=str(skipped_tsv))
-    out = set()
-    with open(skipped_tsv, encoding="utf-8") as fh:
-        next(fh, None)
-        for line in fh:
-            cells = line.rstrip("\n").split("\t")
-            if len(cells) >= 4 and cells[3] == SKIP_LEFTOVER_REJECTED:
-                out.add((cells[0], cells[1], int(cells[2])))
-    return out
 
 
 def formula_record(prep: dict[str, Any], rid: int, source: dict[str, Any]) -> dict[str, Any] | None:
@@ -81,56 +65,15 @@ def build_formula_extra(
     """Write ``out`` (see the module docstring) and return its manifest. Without ``leftover_labels`` the added
     lines carry ``"roles_only": true`` in their meta: they teach roles, and their leftovers (mostly ones the
     benchmark never writes) are not training labels; with it they are (measured: worse, see experiments/studies.md)."""
-    from .build import bundled_data_dir, cross_halves, file_info, generate_lines, write_columns
-    from .extra import (
-        REMOVED_DUP_EXTRA,
-        REMOVED_OVERLAP,
-        local_train_keys,
-        map_rows,
-        mit_product_keys,
-        prepare,
-        read_extra,
-    )
+    from .build import cross_halves, file_info, generate_lines, write_columns
 
     built, out = Path(built), Path(out)
-    mpath = built / "manifest.json"
-    if not mpath.exists():
-        raise InputError("no manifest.json (not a gnnca data build folder)", path=str(built))
-    manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    if "extra" not in manifest:
-        raise InputError("built without --extra: no extra rows to read", path=str(mpath))
-    source = manifest.get("source")
-    src_dir = Path(source) if source not in (None, "bundled data/") else bundled_data_dir()
-    wanted = rejected_rows(built / "extra_skipped.tsv")
-    raws, _ = read_extra(src_dir)
-    raws = [r for r in raws if (r.source, r.split, r.line) in wanted]
-    log(f"{len(raws):,} extra rows dropped by the leftover rule (of {len(wanted):,} listed)")
-
-    # screen again: product overlap with every MIT valid/test line, duplicates of training and of each other
-    mit_lines: list[str] = []
-    for split in ("valid", "test"):  # read_split refuses a source without them: no screening, no lines
-        for raw in read_split(src_dir, split, None):
-            mit_lines += [raw.target, raw.mapped.split(">")[-1]]
-    mit_keys = mit_product_keys(mit_lines, workers)
-    train_path = built / "uspto_bal" / "reactions-train.jsonl"
-    train_recs = [json.loads(x) for x in train_path.read_text(encoding="utf-8").splitlines()]
-    seen = local_train_keys(train_recs)
-    train_keys = set(seen)
-    counts: Counter = Counter()
+    screened = screen_rejected(built, workers=workers, log=log)
+    manifest, counts = screened.manifest, screened.counts
     records: list[dict[str, Any]] = []
-    n_train = len(train_recs)
-    for raw, prep in zip(raws, map_rows(prepare, raws, workers, "formula extra: prepare"), strict=True):
-        if "keys" not in prep or "reason" in prep:
-            counts[prep.get("reason", "unparsable")] += 1
-            continue
-        if any(k in mit_keys for k in prep["keys"]):
-            counts[REMOVED_OVERLAP] += 1
-            continue
-        if prep["key"] in seen:
-            counts[DUP_BUILT_TRAIN if prep["key"] in train_keys else REMOVED_DUP_EXTRA] += 1
-            continue
-        seen.add(prep["key"])
-        rec = formula_record(prep, n_train + len(records), {"set": raw.source, "split": raw.split, "line": raw.line})
+    for raw, prep in screened.items:
+        source = {"set": raw.source, "split": raw.split, "line": raw.line}
+        rec = formula_record(prep, screened.n_train + len(records), source)
         if rec is None:
             counts["no_formula"] += 1
             continue
@@ -166,10 +109,10 @@ def build_formula_extra(
     }
     result = {
         "tool": "gnnca data formula-extra",
-        "from": {"built": str(built), "manifest_sha256": file_info(mpath)["sha256"]},
+        "from": {"built": str(built), "manifest_sha256": file_info(built / "manifest.json")["sha256"]},
         "seed": seed,
         "leftover_labels": leftover_labels,
-        "formula_extra": {"rows_listed": len(wanted), "rows_read": len(raws), **dict(sorted(counts.items()))},
+        "formula_extra": {"rows_listed": screened.listed, "rows_read": screened.read, **dict(sorted(counts.items()))},
         "variants": variant_counts,
         "files": files,
     }

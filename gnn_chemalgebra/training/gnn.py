@@ -18,6 +18,7 @@ from torch.utils.data import DataLoader
 
 from ..checkpoint import load_checkpoint
 from ..config import Config
+from ..data.augmented import AugmentedBagDataset, AugmentSettings
 from ..data.bagbatch import PackedBags, collate_bags
 from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions
 from ..data.featurize import Featurizer
@@ -47,7 +48,13 @@ class GNNTask(Task):
             raise InputError("config needs data.dir and data.variant")
         props = variant_props(d.variant)
         self.repr, self.vtype = str(props["repr"]), int(props["type"])
-        train_ex = load_examples(d.dir, d.variant, d.train_split, d.limit)
+        augment = AugmentSettings(d.augment_drop_reagents, d.augment_salts)
+        train_ex = load_examples(d.dir, d.variant, d.train_split, d.limit, roles=augment.active)
+        self.line_counts = {d.dir: len(train_ex)}
+        for extra_dir in (x.strip() for x in d.extra_dirs.split(",") if x.strip()):
+            added = load_examples(extra_dir, d.variant, d.train_split, roles=augment.active)
+            self.line_counts[extra_dir] = len(added)
+            train_ex += added
         val_ex = load_examples(d.dir, d.variant, d.val_split, d.val_limit)
         self.feat = Featurizer(self.repr)
         mcfg = dict(vars(cfg.model))
@@ -81,7 +88,10 @@ class GNNTask(Task):
             rows = structure_rows(keys, self.feat, d.dir, d.variant, d.train_split, enc.structure_bits)
             self.model.set_structures(rows)
         self.model = self.model.to(device)
-        self.train_ds = BagDataset(train_ex, self.feat, self.vocab, lazy=d.lazy)
+        if augment.active:  # bags built on access from their rewritten lines
+            self.train_ds = AugmentedBagDataset(train_ex, self.feat, self.vocab, augment, self.repr, cfg.train.seed)
+        else:
+            self.train_ds = BagDataset(train_ex, self.feat, self.vocab, lazy=d.lazy)
         self.val_ds = BagDataset(val_ex, self.feat, self.vocab)  # small: featurised once, decoded by the validator
         bs = cfg.train.batch_size
         # In memory, every bag is packed once and a batch is a few index gathers; bags built on access are
@@ -112,6 +122,8 @@ class GNNTask(Task):
             return None
         if not t.distill_labels:
             raise InputError("train.distill_weight needs train.distill_labels (experiments/distill_teacher.py)")
+        if cfg.data.extra_dirs:  # the teacher's rows are keyed by data.dir's reaction ids, which other folders reuse
+            raise InputError("train.distill_weight reads data.dir's reactions only: leave data.extra_dirs empty")
         labels = load_teacher(t.distill_labels)
         if labels.repr != self.repr:
             raise InputError(f"teacher labels read {labels.repr}, this variant {self.repr}", path=t.distill_labels)
@@ -124,6 +136,8 @@ class GNNTask(Task):
         return len(self.loader)
 
     def train_batches(self, epoch: int) -> Iterable[Any]:
+        if isinstance(self.train_ds, AugmentedBagDataset):
+            self.train_ds.set_epoch(epoch)
         if self.sampler is not None:
             self.sampler.set_epoch(epoch)
         # The former trainer's progress wrapper (tqdm.auto) started one loader iterator it never used, drawing one
@@ -169,8 +183,15 @@ class GNNTask(Task):
         }
 
     def summary(self, result: dict[str, Any]) -> dict[str, Any]:
-        return {"n_train": len(self.train_ds), "n_val": len(self.val_ds), "vocab_size": len(self.vocab),
-                "variant": self.cfg.data.variant, **distill_summary(self.distill)}  # fmt: skip
+        out = {"n_train": len(self.train_ds), "n_val": len(self.val_ds), "vocab_size": len(self.vocab),
+               "variant": self.cfg.data.variant, **distill_summary(self.distill)}  # fmt: skip
+        if len(self.line_counts) > 1:
+            out["train_lines_by_folder"] = self.line_counts  # data.dir, then each of data.extra_dirs
+        if isinstance(self.train_ds, AugmentedBagDataset):
+            d = self.cfg.data
+            out["augment"] = {"drop_reagents": d.augment_drop_reagents, "salts": d.augment_salts,
+                              "rewritable_lines": self.train_ds.rewritable}  # fmt: skip
+        return out
 
 
 def molecule_keys(feat: Featurizer, mols: Iterable[str]) -> dict[str, int]:

@@ -347,3 +347,64 @@ def test_formula_extra_adds_the_rows_the_leftover_rule_drops(builds: dict[str, P
     )  # deterministic
     missing = CliRunner().invoke(app, ["data", "formula-extra", str(tmp_path / "nope"), "--out", str(tmp_path / "c")])
     assert missing.exit_code == 2 and "built folder not found" in missing.output and "Traceback" not in missing.output
+
+
+def test_dropped_closes_the_rows_the_leftover_rule_drops(source: dict, builds: dict[str, Path], tmp_path: Path) -> None:
+    """``gnnca data dropped``: every row the rule dropped is counted (screened out, closed or not closed by reason);
+    the closed ones are balanced with real by-products, never share a product with a MIT valid/test reaction,
+    and become Type-1 and Type-2 lines whose targets are source + xi * nu; maps only where USPTO-full has them."""
+    from gnn_chemalgebra.chem.bag import bag_totals, parse_bag
+    from gnn_chemalgebra.chem.molecule import composition
+    from gnn_chemalgebra.data.dataset import load_examples
+
+    rejected = [row for row in _skipped(builds["extra"]) if row[3] == "leftover_rejected_by_rdkit"]
+    out = tmp_path / "dropped"
+    res = CliRunner().invoke(app, ["data", "dropped", str(builds["extra"]), "--out", str(out), "--workers", "1"])
+    assert res.exit_code == 0, res.output
+    manifest = json.loads((out / "manifest.json").read_text())
+    c = manifest["counts"]
+    assert c["rows_listed"] == c["rows_read"] == len(rejected)
+    assert c["rows_read"] == sum(c["screened_out"].values()) + c["closed"] + sum(c["not_closed"].values())
+    assert c["closed"] > 0 and c["not_closed"] and c["mapped"] + c["unmapped"] == c["closed"]
+    assert verify(out) == []  # every file's line count and sha256
+    recs = [json.loads(x) for x in (out / "reactions-train.jsonl").read_text().splitlines()]
+    assert len(recs) == c["closed"] and sum(c["byproducts"].values()) == sum(len(r["byproducts"]) for r in recs)
+    for rec in recs:
+        assert not {_key(p) for p in rec["products"]} & source["mit_keys"]
+        assert (rec["mapped"] is not None) == (rec["source"]["set"] == SOURCE_FULL)
+        total: dict[str, int] = {}
+        for m in rec["reactants"]:
+            for k, v in composition(m, "smiles").items():
+                total[k] = total.get(k, 0) - v * rec["coefficients"][m]
+        for m in (*rec["products"], *rec["byproducts"]):
+            for k, v in composition(m, "smiles").items():
+                total[k] = total.get(k, 0) + v * rec["coefficients"][m]
+        assert not any(total.values()), rec
+    unbalanced = (out / "unbalanced.tsv").read_text().splitlines()[1:]
+    assert len(unbalanced) == sum(c["not_closed"].values())
+    for repr in ("S", "F"):
+        t1, t2 = f"ChemAlgebra_{repr}_T1_x1", f"ChemAlgebra_{repr}_T2_x1"
+        assert c["lines"][t1] == c["closed"] and c["lines"][t2] == 2 * c["closed"] - c["type2_not_written"][t2]
+        for v in (t1, t2):
+            rows = zip(*((out / v / f"{k}-train.{e}").read_text().splitlines() for k, e in
+                         (("src", "txt"), ("tgt", "txt"), ("meta", "jsonl"))), strict=True)  # fmt: skip
+            for src, tgt, meta_line in rows:
+                meta = json.loads(meta_line)
+                s, t, nu = bag_totals(parse_bag(src)), bag_totals(parse_bag(tgt)), dict(meta["nu"])
+                assert all(t.get(m, 0) == s.get(m, 0) + meta["xi"] * nu.get(m, 0) for m in {*s, *t, *nu})
+                assert meta["convention"] == "chemist" and meta["mapped"] == (meta["source"]["set"] == SOURCE_FULL)
+        assert len(load_examples(out, t2, "train")) == c["lines"][t2]
+    again = CliRunner().invoke(app, ["data", "dropped", str(builds["extra"]), "--out", str(tmp_path / "b")])
+    assert again.exit_code == 0
+    for rel in ("reactions-train.jsonl", "ChemAlgebra_F_T2_x1/src-train.txt", "ChemAlgebra_S_T2_x1/meta-train.jsonl"):
+        assert (tmp_path / "b" / rel).read_bytes() == (out / rel).read_bytes()  # deterministic
+    few = CliRunner().invoke(
+        app, ["data", "dropped", str(builds["extra"]), "--out", str(tmp_path / "few"), "--limit", "3"]
+    )
+    assert (
+        few.exit_code == 0 and json.loads((tmp_path / "few" / "manifest.json").read_text())["counts"]["rows_read"] == 3
+    )
+    inside = CliRunner().invoke(app, ["data", "dropped", str(builds["extra"]), "--out", str(builds["extra"] / "d")])
+    assert inside.exit_code == 2 and "outside the build folder" in inside.output and "Traceback" not in inside.output
+    local = CliRunner().invoke(app, ["data", "dropped", str(builds["local"]), "--out", str(tmp_path / "c")])
+    assert local.exit_code == 2 and "built without --extra" in local.output
