@@ -44,9 +44,10 @@ FLOORS: dict[str, int] = {
     "api": 7,
     "benchmark": 7,
     "cli": 8,
+    "data_command": 8,
 }
 # Same-floor edges that are allowed (importer, imported); every other same-floor pair must not touch.
-SAME_FLOOR_ALLOWED = {("training", "evaluation")}
+SAME_FLOOR_ALLOWED = {("training", "evaluation"), ("cli", "data_command")}
 TORCH_FREE = ("chem", "algebra")
 TORCH_MODULES = ("torch", "torch_geometric")
 

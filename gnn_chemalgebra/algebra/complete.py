@@ -22,7 +22,7 @@ from ..chem.formula import write_formula
 from ..chem.reaction import cover_multipliers
 from ..errors import ChemAlgebraError, cut
 from .balance import format_reaction
-from .matrix import element_matrix
+from .matrix import element_matrix, fraction_nullspace
 
 Comp = Mapping[str, int]
 SEARCH_POINTS = 5_000  # integer points tried when the balancing is not unique
@@ -52,16 +52,12 @@ def smallest_signed_balancing(comps: Sequence[Comp], signs: Sequence[int]) -> tu
     none among the :data:`SEARCH_POINTS` integer points with the smallest free coordinates)."""
     if len(comps) != len(signs) or any(s not in (-1, 1) for s in signs):
         raise ValueError("one sign (-1 or +1) per species")
-    import sympy  # imported on use: only a line with given products needs it
-
     _, rows = element_matrix(comps)
     n = len(comps)
     if not rows:
         return None
-    mat = sympy.Matrix(rows)
-    _, pivots = mat.rref()
+    pivots, basis = fraction_nullspace(rows, n)  # exact, as sympy's rref/nullspace, without its import cost
     free = [j for j in range(n) if j not in pivots]
-    basis = [[Fraction(int(x.p), int(x.q)) for x in vec] for vec in mat.nullspace()]
     if not basis:
         return None
     if len(basis) == 1:

@@ -7,6 +7,7 @@ Balancing is linear algebra over the integers; floating point would turn "balanc
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from fractions import Fraction
 from functools import reduce
 from math import gcd, lcm
 from typing import TYPE_CHECKING
@@ -78,3 +79,35 @@ def rank(matrix: IntMatrix) -> int:
     import sympy
 
     return int(sympy.Matrix(matrix).rank())
+
+
+def fraction_nullspace(matrix: IntMatrix, ncols: int) -> tuple[list[int], list[list[Fraction]]]:
+    """The pivot columns of the reduced row echelon form of ``matrix`` and the RREF basis of its nullspace (one
+    vector per free column, 1 there), exact in :class:`~fractions.Fraction`: the same pivots and basis as sympy's
+    ``rref()`` / ``nullspace()``, without importing sympy (a second on the start of a one-line ``gnnca predict``)."""
+    rows = [[Fraction(v) for v in row] for row in matrix]
+    pivots: list[int] = []
+    r = 0
+    for c in range(ncols):
+        pick = next((i for i in range(r, len(rows)) if rows[i][c] != 0), None)
+        if pick is None:
+            continue
+        rows[r], rows[pick] = rows[pick], rows[r]
+        lead = rows[r][c]
+        rows[r] = [x / lead for x in rows[r]]
+        for i in range(len(rows)):
+            if i != r and rows[i][c] != 0:
+                f = rows[i][c]
+                rows[i] = [a - f * b for a, b in zip(rows[i], rows[r], strict=True)]
+        pivots.append(c)
+        r += 1
+        if r == len(rows):
+            break
+    basis = []
+    for free in (j for j in range(ncols) if j not in pivots):
+        vec = [Fraction(0)] * ncols
+        vec[free] = Fraction(1)
+        for i, pc in enumerate(pivots):
+            vec[pc] = -rows[i][free]
+        basis.append(vec)
+    return pivots, basis

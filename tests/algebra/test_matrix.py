@@ -40,3 +40,27 @@ def test_empty_matrix_and_primitive() -> None:
     assert primitive([0, -4, 6]) == [0, 2, -3]
     keys, rows = element_matrix([{"H": 2, "charge": 0}, {"O": 2}, {"H": 2, "O": 1}])
     assert keys == ["H", "O"] and rows == [[2, 0, 2], [0, 2, 1]]
+
+
+@pytest.mark.unit
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 4).flatmap(
+        lambda rows: st.integers(1, 6).flatmap(
+            lambda cols: st.lists(
+                st.lists(st.integers(-4, 4), min_size=cols, max_size=cols), min_size=rows, max_size=rows
+            )
+        )
+    )
+)
+def test_fraction_nullspace_is_sympys(rows: list[list[int]]) -> None:
+    """The sympy-free RREF nullspace the completion uses gives sympy's pivots and basis exactly."""
+    import sympy
+
+    from gnn_chemalgebra.algebra.matrix import fraction_nullspace
+
+    n = len(rows[0])
+    pivots, basis = fraction_nullspace(rows, n)
+    mat = sympy.Matrix(rows)
+    assert pivots == list(mat.rref()[1])
+    assert basis == [[sympy.Rational(x) for x in v] for v in mat.nullspace()]
