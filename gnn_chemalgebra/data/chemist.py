@@ -33,13 +33,12 @@ from typing import Any
 from ..algebra.extent import S_IN
 from ..errors import InputError
 from ..io import atomic_write_json, atomic_write_lines
-from .chemist_closure import close_plausibly, why_not_closed
-from .chemist_lines import chemist_line, type1_readable
+from .byproduct_close import MAX_ADDED, close_sides
+from .chemist_lines import chemist_line
 from .uspto import (
     SKIP_LEFTOVER_REJECTED,
     SKIP_RECHECK,
     RawReaction,
-    canonical_fragment,
     formula_of,
     read_split,
     separate_and_balance,
@@ -48,9 +47,6 @@ from .uspto import (
 RULE_DROPS = (SKIP_LEFTOVER_REJECTED, SKIP_RECHECK)  # the leftover rule's reasons in skipped.tsv
 SPLITS = ("test", "valid")  # USPTO-MIT splits that are never trained on (the local training split is kept MIT valid)
 REPRS = {"smiles": "smiles", "formula": "formula"}  # representation -> folder
-MAX_ADDED = 2  # by-products one closure may add
-NOT_TYPE1 = "extent_not_readable"  # balanced, but the source's coefficients share a factor (no Type-1 line)
-PRODUCT_AMONG_REACTANTS = "product_among_reactants"  # a product also written as a reactant
 SEPARATION_CHANGED = "not_dropped_on_rebuild"  # the source disagrees with skipped.tsv (another source or version)
 
 
@@ -93,29 +89,7 @@ def close_reaction(raw: RawReaction, max_added: int = MAX_ADDED) -> dict[str, An
     sides = separated(raw)
     if sides is None:
         return {"ok": False, "reason": SEPARATION_CHANGED}
-    reactants, products = list(dict.fromkeys(sides[0])), list(dict.fromkeys(sides[2]))
-    reagents = sides[1]  # as written: a salt's repeated ions stay repeated (charge balance of the line)
-    if set(reactants) & set(products):
-        return {"ok": False, "reason": PRODUCT_AMONG_REACTANTS}
-    try:
-        closure = close_plausibly(reactants, products, max_added)
-        if closure is None:
-            return {"ok": False, "reason": why_not_closed(reactants, products)}
-    except Exception as exc:  # noqa: BLE001 - one odd reaction must not stop a build of 39k; counted by its type
-        return {"ok": False, "reason": f"error_{type(exc).__name__}", "detail": str(exc)[:200]}
-    names, values = closure
-    byproducts = [canonical_fragment(b) or b for b in names]
-    coefs = dict(zip([*reactants, *products, *byproducts], values, strict=True))
-    if not type1_readable([coefs[m] for m in reactants], list(Counter(reagents).values())):
-        return {"ok": False, "reason": NOT_TYPE1}
-    return {
-        "ok": True,
-        "reactants": reactants,
-        "reagents": reagents,
-        "products": products,
-        "byproducts": byproducts,
-        "coefficients": coefs,
-    }
+    return close_sides(sides[0], sides[1], sides[2], max_added)  # reagents as written: a salt's ions stay repeated
 
 
 def build_chemist(
