@@ -1,5 +1,5 @@
-"""Measure the CPU rates behind ``gnnca bench run --dry-run``'s estimate and write them, each with how it was
-measured, to gnn_chemalgebra/benchmark/rates.json.
+"""Measure the CPU rates behind ``gnnca bench run --dry-run``'s estimate of a plan's cost and write them, each with
+how it was measured and from which records, to gnn_chemalgebra/benchmark/rates.json.
 
 Training seconds per optimiser step come from the benchmark records of the results table (median of train_s /
 train_steps over the local-data cells, one thread each); prediction rates from the same records (Transformer), a

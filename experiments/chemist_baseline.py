@@ -1,4 +1,5 @@
-"""Bundled models on the chemist's-convention test set: exact match (``gnnca evaluate``) and main product right.
+"""Bundled models on the chemist's-convention test set: exact match (``gnnca evaluate``) and main product right, the
+figures that show how far the models trained on the benchmark's convention are from reactions as a chemist writes them.
 
 The set (``gnnca data chemist``) holds the USPTO-MIT test reactions the benchmark's leftover rule drops, balanced with
 real by-products, as Type-1 lines. Predictions come from ``gnnca predict`` with the benchmark's settings; this script

@@ -1,4 +1,5 @@
-"""What the chemist's-convention reactions that do not balance leave over: the commonest leftovers of one reason.
+"""What the chemist's-convention reactions that do not balance leave over: the commonest leftovers of one reason, so
+that the by-product catalogue can grow where it misses most (boronates, POCl3 remains, silanols, tin halides).
 
 For a seeded sample of the reactions ``unbalanced.tsv`` lists under a reason, the atoms one of each reactant has
 beyond one of each product (as a formula; atoms the products need beyond the reactants after a ``-``), counted.

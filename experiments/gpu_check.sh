@@ -2,7 +2,7 @@
 # GPU readiness in one run (sized for 8 minutes on one GPU; no network needed): every figure is a JSON file under $OUT.
 #
 #   OUT=/path/to/empty/folder experiments/gpu_check.sh                       # on a machine with CUDA
-#   GPU_CHECK_DEVICE=cpu OUT=/tmp/gpu_check experiments/gpu_check.sh        # the same steps, tiny, on the CPU
+#   GPU_CHECK_DEVICE=cpu OUT=gpu_check_cpu experiments/gpu_check.sh         # the same steps, tiny, on the CPU
 #
 # Steps (each one's output in $OUT/<step>.log, its figures in $OUT/<step>.json):
 #   env        torch, CUDA and the GPU's name, bf16 support

@@ -96,7 +96,9 @@ def prerequisites(opts: BenchOptions, rates: dict[str, Any]) -> list[Prerequisit
     gopts = opts.gnn or GnnOptions(built=opts.built)
     topts = opts.transformer or TransformerOptions(built=opts.built)
     build = f"gnnca data build --out {opts.built}" + (" --extra" if "extra" in opts.built.name else "")
-    out = [Prerequisite("built data", opts.built, opts.built.is_dir(), f"make it first with `{build}`")]
+    out = []
+    if set(opts.stages) - {"merge"}:  # merging reads only the records in --out
+        out.append(Prerequisite("built data", opts.built, opts.built.is_dir(), f"make it first with `{build}`"))
     preset = "run from the repository root (its configs/ folder) or pass {} with a preset file"
     if "gnn" in opts.stages or "naive" in opts.stages or "transformer" in opts.stages:
         path = Path(gopts.config)
