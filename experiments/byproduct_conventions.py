@@ -1,5 +1,6 @@
 """What the chemist's by-product convention does to lines the benchmark's convention writes: which convention wrote
-each line, which lines changed and which real by-products (water, hydrogen halides, N2, salts) replaced a leftover chain.
+each line, which lines changed and which real by-products (water, hydrogen halides, N2, salts) replaced a leftover
+chain.
 
 The same lines predicted twice with the same model: once in the benchmark's convention (text output), once with
 ``--byproducts chemist --json``. Counts: which convention wrote each chemist line (the benchmark's is kept where
