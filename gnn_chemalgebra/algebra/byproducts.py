@@ -214,6 +214,61 @@ def salt_candidates(reactants: Sequence[str], repr: Repr) -> list[str]:
     return list(out)
 
 
+HALIDE_ANIONS = ("[Cl-]", "[Br-]", "[I-]", "[F-]")
+
+
+def ion_candidates(reactants: Sequence[str], repr: Repr) -> list[str]:
+    """Ions a reaction written with ions gives off (SMILES only): the halide anion of a halogen the reactants hold
+    (a cyanide or an alkoxide displacing a bromide leaves the bromide, its sodium written apart as a reagent), and
+    the protonated form of each basic reactant (pyridine, triethylamine or imidazole taking up the acid a
+    substitution frees leaves as its ammonium ion beside the halide)."""
+    if repr != "smiles":
+        return []
+    held = set().union(*(_elements(_comp(m, repr)) for m in reactants))
+    out: dict[str, None] = {canonical_smiles(a): None for a in HALIDE_ANIONS if a[1:-2] in held}
+    for mol in reactants:
+        if (base := _protonated(mol)) is not None:
+            out[base] = None
+    return list(out)
+
+
+def _protonated(smiles: str) -> str | None:
+    """The conjugate acid of a neutral amine or aromatic nitrogen base (the first such nitrogen in atom order), or
+    ``None``: amide, sulfonamide, nitro, nitrile, aniline-like and pyrrole-like nitrogens take no proton here."""
+    mol = shared_mol(smiles)
+    if "." in smiles or any(a.GetFormalCharge() for a in mol.GetAtoms()):
+        return None
+    for atom in mol.GetAtoms():
+        if atom.GetSymbol() != "N" or atom.GetTotalNumHs() and atom.GetIsAromatic():
+            continue
+        if atom.GetIsAromatic():
+            if atom.GetDegree() != 2:
+                continue
+        else:
+            if any(b.GetBondTypeAsDouble() != 1.0 for b in atom.GetBonds()):
+                continue
+            nbrs = atom.GetNeighbors()
+            if any(n.GetIsAromatic() or n.GetSymbol() not in ("C", "H") for n in nbrs):
+                continue
+            if any(
+                b.GetBondTypeAsDouble() == 2.0 and b.GetOtherAtom(n).GetSymbol() in ("O", "S", "N")
+                for n in nbrs
+                for b in n.GetBonds()
+            ):
+                continue  # an amide, a urea, an amidine: no basic lone pair
+        rw = Chem.RWMol(mol)
+        a = rw.GetAtomWithIdx(atom.GetIdx())
+        a.SetFormalCharge(1)
+        a.SetNumExplicitHs(a.GetTotalNumHs() + 1)
+        a.SetNoImplicit(True)
+        try:
+            Chem.SanitizeMol(rw)
+        except Exception:  # noqa: BLE001 - an odd valence: no conjugate acid offered
+            return None
+        return canonical_smiles(Chem.MolToSmiles(rw))
+    return None
+
+
 def _written_ions(reactants: Sequence[str], repr: Repr) -> set[str]:
     """The catalogue anions (SMILES as in :data:`SALT_ANIONS`) the reactants hold: as a fragment of a SMILES, or,
     for formulas, as a species of the anion's formula."""
@@ -318,9 +373,10 @@ def close_with_byproducts(
     if len(r_comp) != len(reactants) or len(p_comp) != len(products):
         raise InputError("a molecule is written twice on one side")
     supplied = set().union(*(_elements(c) for c in r_comp.values()))
-    pool = (*catalogue(repr, inorganic=not products), *salt_candidates(reactants, repr))
+    ions = ion_candidates(reactants, repr) if products else []
+    pool = (*catalogue(repr, inorganic=not products), *salt_candidates(reactants, repr), *ions)
     pool_comp = {m: _comp(m, repr) for m in dict.fromkeys(pool) if m not in r_comp and m not in p_comp}
-    salts = set(salt_candidates(reactants, repr))
+    salts = set(salt_candidates(reactants, repr)) | set(ions)
     usable = [
         m
         for m, c in pool_comp.items()

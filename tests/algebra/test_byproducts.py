@@ -205,3 +205,34 @@ def test_any_closure_returned_balances(reactants: list[str], product: str) -> No
         assert all(k > 0 for m, k in zip(reactants, got.coefficients, strict=False) if m not in got.spectators)
     else:
         assert got.reason
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(
+    ("base", "acid"),
+    [("c1ccncc1", "c1cc[nH+]cc1"), ("CCN(CC)CC", "CC[NH+](CC)CC"), ("c1c[nH]cn1", "c1c[nH+]c[nH]1")],
+)
+def test_a_basic_reactant_offers_its_conjugate_acid(base: str, acid: str) -> None:
+    from gnn_chemalgebra.algebra.byproducts import ion_candidates
+
+    assert acid in ion_candidates([base, "CC(=O)Cl"], "smiles")
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize("smiles", ["CC(=O)Nc1ccccc1", "Nc1ccccc1", "CC#N", "O=[N+]([O-])c1ccccc1", "CCO"])
+def test_no_conjugate_acid_for_amides_anilines_nitriles_or_nitro(smiles: str) -> None:
+    from gnn_chemalgebra.algebra.byproducts import _protonated
+
+    assert _protonated(smiles) is None
+
+
+@pytest.mark.unit
+def test_ions_close_a_substitution_written_with_ions() -> None:
+    """Cyanide displacing bromide leaves the bromide anion (its sodium is a reagent, written apart); pyridine takes
+    up the HCl of an acylation as pyridinium chloride."""
+    sn2 = close_with_byproducts(["CCCCBr", "[C-]#N"], ["CCCCC#N"])
+    assert sn2.ok and sn2.byproducts == ("[Br-]",) and sn2.coefficients == (1, 1, 1, 1)
+    acyl = close_with_byproducts(["CC(=O)Cl", "Oc1ccccc1", "c1ccncc1"], ["CC(=O)Oc1ccccc1"])
+    assert acyl.ok and set(acyl.byproducts) == {"[Cl-]", "c1cc[nH+]cc1"}
+    plain = close_with_byproducts(["CC(=O)Cl", "NCc1ccccc1"], ["CC(=O)NCc1ccccc1"])
+    assert plain.ok and plain.byproducts == ("Cl",)  # without a base the acid leaves as HCl, not as ions
