@@ -17,9 +17,9 @@ README = ROOT / "README.md"
 README_MAX_COLUMNS = 8
 DOCS_MAX_COLUMNS = 12
 MAX_LINE_CHARS = 300
-# Lowercase hex of 7 to 40 characters with at least one digit and one letter other than c: how git abbreviates a
-# commit (an aromatic SMILES such as c1ccccc1 is hex made of c and digits only).
-COMMIT = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[abdef])[0-9a-f]{7,40}\b")
+# Lowercase hex of 7 to 40 characters with at least one digit and one letter: how git abbreviates a commit (an
+# aromatic ring written alone, such as c1ccccc1, reads the same: examples use substituted rings).
+COMMIT = re.compile(r"\b(?=[0-9a-f]*[0-9])(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 CLOCK = re.compile(r"\b(?:[01]?\d|2[0-3]):[0-5]\d\b")
 DATE = re.compile(r"\b(?:19|20)\d\d-[01]\d-[0-3]\d\b")
 # A goal with its number ("target 87.5", "floor >= 1,000", "goal: 80"), its verdict ("target: none", "... met"), or
