@@ -11,13 +11,14 @@ cannot be written as a Type-1 line (:func:`type1_readable`).
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import reduce
 from math import gcd
 from typing import Any
 
 from ..algebra.roles import PRODUCT, REACTANT, REAGENT
-from ..chem.bag import Term, bag_totals, format_bag
+from ..chem.bag import Term, format_bag
+from .augment import Draw, check_identity
 
 
 def type1_readable(reactant_coefs: Sequence[int], reagent_counts: Sequence[int]) -> bool:
@@ -32,6 +33,25 @@ def _merged(terms: list[tuple[str, int, str]]) -> list[tuple[str, int, str]]:
     for mol, coef, role in terms:
         out[(mol, role)] = out.get((mol, role), 0) + coef
     return [(mol, coef, role) for (mol, role), coef in out.items()]
+
+
+def shuffled_checked(
+    src: list[tuple[str, int, str]],
+    tgt: list[tuple[str, int, str]],
+    xi: int,
+    nu: Mapping[str, int],
+    rng: random.Random,
+    where: Callable[[], str],
+) -> tuple[list[Term], list[Term]]:
+    """Both sides' terms shuffled in place by ``rng`` (as the benchmark's generator does), checked against
+    ``target == source + xi * nu`` (:func:`~.augment.check_identity`); a line that breaks it is a builder bug,
+    named by ``where()``."""
+    rng.shuffle(src)
+    rng.shuffle(tgt)
+    draw = Draw([Term(c, m) for m, c, _ in src], [Term(c, m) for m, c, _ in tgt], [], [], xi, {})
+    if not check_identity(draw, dict(nu)):
+        raise ValueError(f"target != source + xi*nu for {where()}")
+    return draw.src, draw.tgt
 
 
 def chemist_line(
@@ -61,13 +81,9 @@ def chemist_line(
     for m in made:
         nu[w(m)] = nu.get(w(m), 0) + coefs[m]
     nu = {m: n for m, n in nu.items() if n}
-    rng.shuffle(src)
-    rng.shuffle(tgt)
-    src_terms = [Term(c, m) for m, c, _ in src]
-    tgt_terms = [Term(c, m) for m, c, _ in tgt]
-    s_tot, t_tot = bag_totals(src_terms), bag_totals(tgt_terms)
-    if any(t_tot.get(m, 0) != s_tot.get(m, 0) + k * nu.get(m, 0) for m in {*s_tot, *t_tot, *nu}):
-        raise ValueError(f"target != source + k*nu for MIT {reaction['mit_split']} line {reaction['mit_index'] + 1}")
+    src_terms, tgt_terms = shuffled_checked(
+        src, tgt, k, nu, rng, lambda: f"MIT {reaction['mit_split']} line {reaction['mit_index'] + 1}"
+    )
     meta = {
         "rxn": reaction["id"],
         "mit_split": reaction["mit_split"],

@@ -17,7 +17,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..algebra.roles import PRODUCT, REACTANT, REAGENT
-from ..chem.bag import Term, bag_totals, format_bag
+from ..chem.bag import format_bag
+from .chemist_lines import shuffled_checked
 
 
 def written_names_distinct(reaction: Mapping[str, Any], name: Mapping[str, str] | None) -> bool:
@@ -56,13 +57,7 @@ def type2_line(
     tgt = [(w(m), k[m], PRODUCT) for m in made] + [(w(m), n, REAGENT) for m, n in k_reagent.items()]
     tgt += [(w(m), k[m] - xi * coefs[m], REACTANT) for m in reaction["reactants"] if k[m] > xi * coefs[m]]
     nu = {w(m): -coefs[m] for m in reaction["reactants"]} | {w(m): coefs[m] for m in made}
-    rng.shuffle(src)
-    rng.shuffle(tgt)
-    src_terms = [Term(c, m) for m, c, _ in src]
-    tgt_terms = [Term(c, m) for m, c, _ in tgt]
-    s_tot, t_tot = bag_totals(src_terms), bag_totals(tgt_terms)
-    if any(t_tot.get(m, 0) != s_tot.get(m, 0) + xi * nu.get(m, 0) for m in {*s_tot, *t_tot, *nu}):
-        raise ValueError(f"target != source + xi*nu for reaction {reaction['id']}")
+    src_terms, tgt_terms = shuffled_checked(src, tgt, xi, nu, rng, lambda: f"reaction {reaction['id']}")
     meta = {
         "rxn": reaction["id"],
         "set": "in",
