@@ -373,10 +373,10 @@ def close_with_byproducts(
     if len(r_comp) != len(reactants) or len(p_comp) != len(products):
         raise InputError("a molecule is written twice on one side")
     supplied = set().union(*(_elements(c) for c in r_comp.values()))
-    ions = ion_candidates(reactants, repr) if products else []
-    pool = (*catalogue(repr, inorganic=not products), *salt_candidates(reactants, repr), *ions)
+    ions = [*salt_candidates(reactants, repr), *(ion_candidates(reactants, repr) if products else [])]
+    pool = (*catalogue(repr, inorganic=not products), *ions)
     pool_comp = {m: _comp(m, repr) for m in dict.fromkeys(pool) if m not in r_comp and m not in p_comp}
-    salts = set(salt_candidates(reactants, repr)) | set(ions)
+    salts = set(ions)  # no skeleton check: a salt or an ion is made of the reactants' own ions and atoms
     usable = [
         m
         for m, c in pool_comp.items()

@@ -76,7 +76,7 @@ def build_dropped(
 
     ``limit``: only the first N rows the rule dropped (reading order), to measure a slice. ``roles_only``: the
     lines' by-products are not training labels (meta ``roles_only``), as ``gnnca data formula-extra`` writes."""
-    from .build import file_info
+    from .manifest import built_files, file_info
 
     built, out = Path(built), Path(out)
     if out.resolve() == built.resolve() or built.resolve() in out.resolve().parents:
@@ -125,11 +125,7 @@ def build_dropped(
         f"screened out: {dict(screened.counts.most_common())}; not closed: {dict(reasons.most_common())}"
     )
     log(f"dropped: screening {t_screen:.0f} s, closing {t_close:.0f} s ({len(items) / max(t_close, 1e-9):.1f} rows/s)")
-    files = {
-        p.relative_to(out).as_posix(): file_info(p)
-        for p in sorted(out.rglob("*"))
-        if p.is_file() and p.name != "manifest.json" and not p.name.startswith(".")
-    }
+    files = {p.relative_to(out).as_posix(): file_info(p) for p in built_files(out)}
     manifest = {
         "tool": "gnnca data dropped",
         "from": {"built": str(built), "manifest_sha256": file_info(built / "manifest.json")["sha256"]},

@@ -65,7 +65,8 @@ def build_formula_extra(
     """Write ``out`` (see the module docstring) and return its manifest. Without ``leftover_labels`` the added
     lines carry ``"roles_only": true`` in their meta: they teach roles, and their leftovers (mostly ones the
     benchmark never writes) are not training labels; with it they are (measured: worse, see experiments/studies.md)."""
-    from .build import cross_halves, file_info, generate_lines, write_columns
+    from .build import cross_halves, generate_lines, write_columns
+    from .manifest import built_files, file_info
 
     built, out = Path(built), Path(out)
     screened = screen_rejected(built, workers=workers, log=log)
@@ -102,11 +103,7 @@ def build_formula_extra(
                 handles = [stack.enter_context(open(f, encoding="utf-8")) for f in split_files(built, v, split)]
                 rows = _chain_rows(zip(*handles, strict=True), new)
                 variant_counts[v][split] = write_columns(split_files(out, v, split), rows)
-    files = {
-        p.relative_to(out).as_posix(): file_info(p)
-        for p in sorted(out.rglob("*"))
-        if p.is_file() and p.name != "manifest.json" and not p.name.startswith(".")
-    }
+    files = {p.relative_to(out).as_posix(): file_info(p) for p in built_files(out)}
     result = {
         "tool": "gnnca data formula-extra",
         "from": {"built": str(built), "manifest_sha256": file_info(built / "manifest.json")["sha256"]},
