@@ -18,6 +18,7 @@ from __future__ import annotations
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any
@@ -25,6 +26,7 @@ from typing import Any
 from ..errors import PredictStopped
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+CLEANUP_S = 5.0  # the longest a stop's clean-up may take before the process ends regardless
 
 
 class StopSignal(BaseException):  # noqa: N818 - a signal, like KeyboardInterrupt, not an error
@@ -71,7 +73,24 @@ class StopOnSignals:
         for s in STOP_SIGNALS:
             signal.signal(s, signal.SIG_IGN)
         self.pending = signum
+        self._watchdog(signum)
         self._act()
+
+    def _watchdog(self, signum: int) -> None:
+        """A clean-up that does not end within :data:`CLEANUP_S` (a worker pool stuck on workers the signal
+        already killed) must not hang the stop: a timer thread then ends the process, between two output groups."""
+
+        def fire() -> None:
+            if self._holding:  # a group of output lines is being written: let it finish
+                timer = threading.Timer(0.2, fire)
+                timer.daemon = True
+                timer.start()
+                return
+            exit_now(signum, self.written)
+
+        timer = threading.Timer(CLEANUP_S, fire)
+        timer.daemon = True
+        timer.start()
 
     def _act(self) -> None:
         if self.pending is None or self._holding:
