@@ -7,7 +7,7 @@ name and its position cannot drift apart (:class:`FeatureRegistry`).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -24,14 +24,16 @@ class FeatureRegistry(Generic[T]):
     def __init__(self) -> None:
         self._functions: dict[str, Callable[[T], float]] = {}
 
-    def register(self, name: str) -> Callable[[Callable[[T], float]], Callable[[T], float]]:
-        def add(fn: Callable[[T], float]) -> Callable[[T], float]:
-            if name in self._functions:
-                raise ValueError(f"feature {name!r} is registered twice")
-            self._functions[name] = fn
-            return fn
+    def add(self, name: str, fn: Callable[[T], float]) -> Callable[[T], float]:
+        """Register ``fn`` as the feature ``name``, after those registered before."""
+        if name in self._functions:
+            raise ValueError(f"feature {name!r} is registered twice")
+        self._functions[name] = fn
+        return fn
 
-        return add
+    def register(self, name: str) -> Callable[[Callable[[T], float]], Callable[[T], float]]:
+        """:meth:`add` as a decorator."""
+        return lambda fn: self.add(name, fn)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -39,12 +41,6 @@ class FeatureRegistry(Generic[T]):
 
     def vector(self, x: T) -> list[float]:
         return [float(fn(x)) for fn in self._functions.values()]
-
-    def __iter__(self) -> Iterator[tuple[str, Callable[[T], float]]]:
-        return iter(self._functions.items())
-
-    def __len__(self) -> int:
-        return len(self._functions)
 
 
 def neglog(v: float) -> float:
@@ -187,28 +183,10 @@ class Alternative:
 
 
 ALTERNATIVE_FEATURES: FeatureRegistry[Alternative] = FeatureRegistry()
-alt_feature = ALTERNATIVE_FEATURES.register
-
-
-@alt_feature("score")
-def _alt_score(a: Alternative) -> float:
-    return neglog(a.score)
-
-
-@alt_feature("gap")
-def _alt_gap(a: Alternative) -> float:
-    return math.log(max(a.top_score - a.score, 0.0) + 1e-3)
-
-
-@alt_feature("rank")
-def _alt_rank(a: Alternative) -> float:
-    return math.log(a.rank + 1.0)
-
-
-@alt_feature("top")
-def _alt_top(a: Alternative) -> float:
-    return logit(a.top_conf)
-
+ALTERNATIVE_FEATURES.add("score", lambda a: neglog(a.score))  # the line's own score
+ALTERNATIVE_FEATURES.add("gap", lambda a: math.log(max(a.top_score - a.score, 0.0) + 1e-3))  # below the written's
+ALTERNATIVE_FEATURES.add("rank", lambda a: math.log(a.rank + 1.0))  # 1 = the first after the written line
+ALTERNATIVE_FEATURES.add("top", lambda a: logit(a.top_conf))  # the written line's calibrated confidence
 
 ALT_FEATURES: tuple[str, ...] = ALTERNATIVE_FEATURES.names
 

@@ -83,7 +83,7 @@ def test_calibration_binds_to_its_type1_model(tmp_path: Path) -> None:
     file changed."""
     from gnn_chemalgebra.inference.trust_stage import trust_for, type1_model_sha256
     from gnn_chemalgebra.trust.annotate import Trust
-    from gnn_chemalgebra.trust.calibrators import TYPE1, TYPE2, Calibrator
+    from gnn_chemalgebra.trust.calibrators import KINDS, Calibrator
     from gnn_chemalgebra.trust.linear import LinearModel
 
     ckpt = tmp_path / "main.pt"
@@ -92,7 +92,7 @@ def test_calibration_binds_to_its_type1_model(tmp_path: Path) -> None:
     pred = Predictor.from_checkpoint(ckpt)
     flat = LinearModel.fit(*_toy_xy())
     bound = {"type1_sha256": type1_model_sha256(pred)}
-    Trust("formula", Calibrator({TYPE1: flat, TYPE2: flat}), None, bound).save(ckpt)
+    Trust("formula", Calibrator({KINDS["type1"].name: flat, KINDS["type2"].name: flat}), None, bound).save(ckpt)
     assert trust_for(pred) is not None
     alone = Predictor.from_checkpoint(ckpt, options=PredictorOptions(overrides=("decode.type1_model=",)))
     assert trust_for(alone) is None
