@@ -70,3 +70,24 @@ def test_an_unknown_stored_kind_is_one_line() -> None:
     assert kind_of_stored("3") == "limiting"
     with pytest.raises(InputError, match="unknown calibration kind '9'"):
         kind_of_stored("9")
+
+
+@pytest.mark.integration
+def test_gnnca_predict_refuses_a_newer_sidecar_in_one_line(tmp_path: Path) -> None:
+    import shutil
+
+    from typer.testing import CliRunner
+
+    from gnn_chemalgebra.cli import app
+
+    ckpt = tmp_path / "gnn.pt"
+    shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
+    shutil.copy(BUNDLED / "gnn_type1_default.pt", tmp_path / "gnn_type1_default.pt")
+    d = json.loads(sidecar_paths(BUNDLED / "gnn_default.pt")[0].read_text())
+    sidecar_paths(ckpt)[0].write_text(json.dumps({**d, "format": FORMAT + 1}))
+    src = tmp_path / "in.txt"
+    src.write_text("{1}CH4O.{1}C2H4O2\n")
+    res = CliRunner().invoke(app, ["predict", str(src), "--checkpoint", str(ckpt), "--json"])
+    assert res.exit_code == 2, res.output
+    err = [line for line in res.output.splitlines() if "error" in line]
+    assert len(err) == 1 and "newer than this gnnca reads" in err[0] and "Traceback" not in res.output
