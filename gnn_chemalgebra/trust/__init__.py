@@ -6,9 +6,9 @@ chance that the whole line is right. This package turns them into one, one job p
 
 * :mod:`.features`: the numbers read off a record, each a function registered under its name;
 * :mod:`.linear`: the logistic model stored as plain numbers;
-* :mod:`.kinds`: which model reads a line (Type 1, Type 2, limiting, second opinion), by name;
 * :mod:`.candidates`: the distinct balanced lines of a record's beam;
-* :mod:`.calibrators`: one model per kind plus the alternatives' model;
+* :mod:`.calibrators`: the calibration kinds by name (Type 1, Type 2, limiting, second opinion) in one registry,
+  and one model per kind plus the alternatives' model;
 * :mod:`.domain` and :mod:`.outcomes`: the in-domain index of the training reactions;
 * :mod:`.sidecar` and :mod:`.binding`: the files beside a checkpoint and their sha256 binding;
 * :mod:`.annotate`: :class:`~.annotate.Trust`, which writes the trust fields into records;

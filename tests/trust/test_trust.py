@@ -237,24 +237,6 @@ def test_sidecars_round_trip_and_belong_to_their_checkpoint(tmp_path: Path, smil
     assert Trust.load_for(other) is None  # sidecars written for other bytes are not used
 
 
-def test_a_smiles_calibration_is_bound_to_its_edit_model(tmp_path: Path) -> None:
-    from types import SimpleNamespace
-
-    from gnn_chemalgebra.inference.trust_stage import edit_model_sha256, trust_for
-
-    ckpt, edit_a, edit_b = tmp_path / "gnn.pt", tmp_path / "edit_a.pt", tmp_path / "edit_b.pt"
-    for p, data in ((ckpt, b"gnn"), (edit_a, b"edits a"), (edit_b, b"edits b")):
-        p.write_bytes(data)
-
-    def predictor(edit: Path) -> SimpleNamespace:
-        return SimpleNamespace(repr="smiles", source=SimpleNamespace(checkpoint=str(ckpt), edit_checkpoint=str(edit)))
-
-    recs, ys = synthetic(400, seed=5)
-    Trust("smiles", fit_calibrator(recs, ys), meta={"edit_sha256": edit_model_sha256(predictor(edit_a))}).save(ckpt)
-    assert trust_for(predictor(edit_a)) is not None
-    assert trust_for(predictor(edit_b)) is None  # product graphs from another edit model: not calibrated
-
-
 def test_what_a_line_writes_is_checked_against_the_training_reactions(tmp_path: Path) -> None:
     from gnn_chemalgebra.trust.outcomes import TrainingOutcomes
 
@@ -312,26 +294,6 @@ def test_a_line_type_with_one_outcome_reads_the_other_types_model() -> None:
         fit_calibrator(records[:10], labels[:10])
     with pytest.raises(InputError, match="per line type"):  # Type 1 all right, Type 2 all wrong: nothing to fit
         fit_calibrator(records, [True] * 10 + [False] * 30)
-
-
-@pytest.mark.unit
-def test_changed_settings_against_the_recorded_or_the_saved_ones() -> None:
-    from types import SimpleNamespace
-
-    from gnn_chemalgebra.config import DecodeConfig
-    from gnn_chemalgebra.inference.trust_stage import changed_settings, decode_settings, fitted_settings
-
-    saved = DecodeConfig(balance_beam=4, type1_model="t1.pt")
-    t1 = SimpleNamespace(settings=DecodeConfig(), saved_settings=DecodeConfig(), type1=None)
-    pred = SimpleNamespace(settings=DecodeConfig(balance_beam=4, type1_model="t1.pt"), saved_settings=saved, type1=t1)
-    assert "type1_model" not in decode_settings(saved) and "beam" not in decode_settings(saved)
-    assert changed_settings(pred, {}) == ()  # nothing recorded: the checkpoints' saved settings
-    pred.settings.balance_beam, t1.settings.evidence_floor = 8, -40.0
-    assert changed_settings(pred, {}) == ("decode.balance_beam", "decode (Type-1 model).evidence_floor")
-    recorded = fitted_settings(pred)  # a calibration fitted with these very settings
-    assert changed_settings(pred, recorded) == ()
-    pred.settings.beam = 3  # the sequence model's beam writes no GNN line
-    assert changed_settings(pred, recorded) == ()
 
 
 def test_a_second_opinion_has_a_model_of_its_own_that_reads_the_disagreement() -> None:
