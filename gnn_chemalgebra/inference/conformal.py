@@ -247,15 +247,14 @@ def _quantile(kf: KindFit, k: int, coverage: float) -> float | None:
 
 
 def _why_no_set(r: Mapping[str, Any], fit: ModelFit, coverage: float, k: int) -> str | None:
-    from ..trust.calibrators import calibration_code
+    from ..trust.calibrators import KINDS, calibration_kind
 
     if r.get("calibration_note"):
         return "the confidence is not the one the sets were fitted on: " + str(r["calibration_note"])
-    kind = calibration_code(r)
-    kf = fit.kinds.get(kind)
+    kind = KINDS[calibration_kind(r)]
+    kf = fit.kinds.get(kind.stored)
     if kf is None:
-        what = {1: "Type-1 lines", 2: "Type-2 lines", 3: "Type-2 lines written with --extent limiting"}[kind]
-        return f"no conformal fit for {what} of {fit.checkpoint}"
+        return f"no conformal fit for {kind.what} of {fit.checkpoint}"
     if k not in kf.quantiles:
         return f"no conformal fit for top-k {k} (fitted: {', '.join(str(x) for x in sorted(kf.quantiles))})"
     if _quantile(kf, k, coverage) is None:
