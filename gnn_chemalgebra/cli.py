@@ -17,7 +17,6 @@ from .chem import limits
 from .data_command import build_data_app
 from .errors import ChemAlgebraError, Stopped
 from .inference.stop import exit_on_signals
-from .io import existing_folder
 
 # torch._dynamo (pulled in by torch_geometric) loads only if something uses it; a `gnnca predict` process (the
 # console script calls app, `python -m` calls main: both import this first) only runs networks eagerly, so torch's
@@ -103,6 +102,7 @@ def evaluate(
     from .errors import InputError
     from .evaluation.metrics import evaluate_files, evaluate_folder
     from .evaluation.report import format_table, to_json
+    from .io import existing_folder
 
     file_mode = pred is not None or tgt is not None
     folder_mode = pred_dir is not None or data_dir is not None
@@ -178,6 +178,7 @@ def ceiling_cmd(
     from dataclasses import asdict
 
     from .evaluation.ceiling import ceilings, format_ceilings, format_recovery, recovery
+    from .io import existing_folder
 
     records = ceilings(existing_folder(folder, "data"), variant)
     checks = recovery(folder, variant)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from ..io import existing_folder
 from .arguments import check_chemist_folder, worker_count
 
 
@@ -26,6 +25,7 @@ def data_chemist(
     Writes Type-1 lines in SMILES (OUT/smiles) and formulas (OUT/formula), the balanced reactions, the reactions not
     balanced with the reason, and a manifest with counts and sha256. BUILT is not changed."""
     from ..data.chemist import build_chemist
+    from ..io import existing_folder
 
     folder = existing_folder(built, "built")
     check_chemist_folder(out, folder)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from ..io import existing_folder
 from .arguments import refuse_file_as_out, worker_count
 
 
@@ -28,6 +27,7 @@ def data_dropped(
     Type-1 and Type-2 SMILES and formula training lines in the chemist's convention, with meta (source row,
     whether atom maps exist) and a manifest. Add them to training with data.extra_dirs. BUILT is not changed."""
     from ..data.dropped import build_dropped
+    from ..io import existing_folder
 
     folder = existing_folder(built, "built")
     refuse_file_as_out(out)

@@ -6,7 +6,6 @@ from pathlib import Path
 
 import typer
 
-from ..io import existing_folder
 from .arguments import refuse_file_as_out, worker_count
 
 
@@ -31,6 +30,7 @@ def data_formula_extra(
     (decode.admissible_leftover)."""
     from ..data.formula_extra import build_formula_extra
     from ..errors import InputError
+    from ..io import existing_folder
 
     n = worker_count(workers)
     folder = existing_folder(built, "built")
