@@ -9,14 +9,14 @@ from typing import Any
 
 import typer
 
-from .ablation_command import decode_ablation_cmd
 from .calibration_command import add_calibration_command
-from .ceiling_command import ceiling_approx
+from .ceiling_approx_command import ceiling_approx
 from .check_command import check
 from .command_io import invocation, split_list
 from .compact import add_compact_command
 from .conformal_command import add_conformal_command
 from .curves_command import curves
+from .decode_ablation_command import decode_ablation_cmd
 from .edit_labels_command import edit_labels
 from .edits_command import edits
 from .export_command import export
