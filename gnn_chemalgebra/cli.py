@@ -77,18 +77,7 @@ def _os_reason(err: OSError) -> str:
     return f"{err.filename}: {reason}"
 
 
-def _folder(path: Path, what: str) -> Path:
-    """A folder a command reads: missing, or a file, is one error line."""
-    from .errors import InputError
-
-    if not path.exists():
-        raise InputError(f"{what} folder not found", path=str(path))
-    if not path.is_dir():
-        raise InputError(f"{what} is a file, not a folder", path=str(path))
-    return path
-
-
-app.add_typer(build_data_app(friendly_errors, _folder), name="data")
+app.add_typer(build_data_app(friendly_errors), name="data")
 app.add_typer(build_bench_app(friendly_errors), name="bench")
 
 
@@ -113,6 +102,7 @@ def evaluate(
     from .errors import InputError
     from .evaluation.metrics import evaluate_files, evaluate_folder
     from .evaluation.report import format_table, to_json
+    from .io import existing_folder
 
     file_mode = pred is not None or tgt is not None
     folder_mode = pred_dir is not None or data_dir is not None
@@ -128,8 +118,8 @@ def evaluate(
             raise InputError("folder mode needs both --pred-dir and --data-dir")
         if src is not None:
             raise InputError("--src is for file mode; folder mode reads src-<setting>.txt itself")
-        _folder(pred_dir, "--pred-dir")
-        _folder(data_dir, "--data-dir")
+        existing_folder(pred_dir, "--pred-dir")
+        existing_folder(data_dir, "--data-dir")
         result = evaluate_folder(pred_dir, data_dir, repr=repr, mode=mode, beam=beam, progress=not quiet)  # type: ignore[arg-type]
     typer.echo(to_json(result) if as_json else format_table(result))
 
@@ -188,8 +178,9 @@ def ceiling_cmd(
     from dataclasses import asdict
 
     from .evaluation.ceiling import ceilings, format_ceilings, format_recovery, recovery
+    from .io import existing_folder
 
-    records = ceilings(_folder(folder, "data"), variant)
+    records = ceilings(existing_folder(folder, "data"), variant)
     checks = recovery(folder, variant)
     bad = sum(r.identity_fail + r.apply_roles_fail for r in checks)
     if as_json:

@@ -167,6 +167,15 @@ def read_lines(path: str | Path) -> list[str]:
         return fh.read().splitlines()
 
 
+def existing_folder(path: Path, what: str) -> Path:
+    """A folder a command reads: missing, or a file, is one error line naming ``what`` (an option or a role)."""
+    if not path.exists():
+        raise InputError(f"{what} folder not found", path=str(path))
+    if not path.is_dir():
+        raise InputError(f"{what} is a file, not a folder", path=str(path))
+    return path
+
+
 def checkpoint_paths(spec: str | Path) -> list[str]:
     """The checkpoint files a ``--checkpoint`` value names: one path, or several joined by commas (an ensemble)."""
     return [p for p in str(spec).split(",") if p] or [str(spec)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any
 
 from rdkit import Chem
@@ -62,8 +62,40 @@ def extract_labels(mapped: str, reactants: Sequence[str], products: Sequence[str
     fragments when ``None``). Raises :class:`EditLabelError` on mapping quirks.
     """
     lhs, rhs = _split_reaction(mapped)
-    # Product side: map -> (fragment, atom); which fragments are gold products.
     p_frags = [parse_mol(f) for f in rhs.split(".") if f]
+    p_atom = _product_atoms(p_frags)
+    gold_frags = _match_products(p_frags, products)
+
+    r_mols = [parse_mol(s) for s in reactants]
+    labels = EditLabels(n_atoms=[m.GetNumAtoms() for m in r_mols])
+    labels.maps = [0] * sum(labels.n_atoms)
+    r_frags, r_state, g_of_map = _map_reactants(lhs, p_atom.keys(), reactants, r_mols, labels)
+    missing = p_atom.keys() - g_of_map.keys()
+    if missing:
+        raise EditLabelError(CAUSE_UNMAPPED_PRODUCT_ATOM, f"maps {sorted(missing)[:5]}")
+
+    cap = _label_bonds(labels, _mapped_bonds(r_frags), _mapped_bonds(p_frags), p_atom.keys(), g_of_map)
+    # Hydrogens, charges, product membership.
+    for m, n_h in cap.items():
+        labels.h_delta[g_of_map[m]] = n_h
+    for m, (fi, a) in p_atom.items():
+        g = g_of_map[m]
+        h0, q0 = r_state[m]
+        dh, dq = a.GetTotalNumHs() - h0, a.GetFormalCharge() - q0
+        if dh:
+            labels.h_delta[g] = dh
+        if dq:
+            labels.charge_delta[g] = dq
+        if fi in gold_frags:
+            labels.product_atoms.append(g)
+    labels.product_atoms.sort()
+
+    _label_stereo(labels, r_mols, [p_frags[fi] for fi in sorted(gold_frags)], g_of_map)
+    return labels
+
+
+def _product_atoms(p_frags: Sequence[Chem.Mol]) -> dict[int, tuple[int, Chem.Atom]]:
+    """Map number -> (product fragment, atom); every product atom must carry a map number, each once."""
     p_atom: dict[int, tuple[int, Chem.Atom]] = {}
     for fi, frag in enumerate(p_frags):
         for a in frag.GetAtoms():
@@ -73,26 +105,28 @@ def extract_labels(mapped: str, reactants: Sequence[str], products: Sequence[str
             if m in p_atom:
                 raise EditLabelError(CAUSE_DUPLICATE_MAP, f"product map {m}")
             p_atom[m] = (fi, a)
-    gold_frags = _match_products(p_frags, products)
+    return p_atom
 
-    # Reactant side: mapped fragments that give an atom to the product, matched to the record's entries.
-    r_mols = []
-    for s in reactants:
-        mol = Chem.MolFromSmiles(s)
-        if mol is None:
-            raise EditLabelError(CAUSE_PARSE, s)
-        r_mols.append(mol)
-    labels = EditLabels(n_atoms=[m.GetNumAtoms() for m in r_mols])
+
+def _map_reactants(
+    lhs: str, in_product: Collection[int], reactants: Sequence[str], r_mols: Sequence[Chem.Mol], labels: EditLabels
+) -> tuple[list[Chem.Mol], dict[int, tuple[int, int]], dict[int, int]]:
+    """Match each mapped reactant fragment that gives an atom to the product (a map in ``in_product``) to an
+    unused entry of the record's reactants (same canonical SMILES, same atom order) and fill ``labels.maps``.
+
+    Returns those fragments, map -> (total H, charge) of the reactant atom, and map -> the atom's index over all
+    reactants.
+    """
     offsets = labels.offsets
-    labels.maps = [0] * sum(labels.n_atoms)
     used = [False] * len(reactants)
-    r_state: dict[int, tuple[int, int]] = {}  # map -> (total H, charge)
+    r_frags: list[Chem.Mol] = []
+    r_state: dict[int, tuple[int, int]] = {}
     g_of_map: dict[int, int] = {}
-    r_bonds: dict[tuple[int, int], int] = {}  # (map, map) sorted -> class
     for f in lhs.split("."):
-        if not f or not set(map(int, _MAP.findall(f))) & p_atom.keys():
+        if not f or not set(map(int, _MAP.findall(f))) & in_product:
             continue
         frag = parse_mol(f)
+        r_frags.append(frag)
         can, order = _canonical_order(frag)
         k = next((i for i, s in enumerate(reactants) if s == can and not used[i]), None)
         if k is None:
@@ -112,25 +146,33 @@ def extract_labels(mapped: str, reactants: Sequence[str], products: Sequence[str
             g_of_map[m] = offsets[k] + pos
             labels.maps[offsets[k] + pos] = m
             r_state[m] = (a.GetTotalNumHs(), a.GetFormalCharge())
-        for b in frag.GetBonds():
-            ma, mb = b.GetBeginAtom().GetAtomMapNum(), b.GetEndAtom().GetAtomMapNum()
-            if ma and mb:
-                r_bonds[(min(ma, mb), max(ma, mb))] = bond_class(b)
-    missing = p_atom.keys() - g_of_map.keys()
-    if missing:
-        raise EditLabelError(CAUSE_UNMAPPED_PRODUCT_ATOM, f"maps {sorted(missing)[:5]}")
+    return r_frags, r_state, g_of_map
 
-    # Bonds: existing reactant bonds plus bonds formed in the product.
-    p_bonds: dict[tuple[int, int], int] = {}
-    for frag in p_frags:
+
+def _mapped_bonds(frags: Sequence[Chem.Mol]) -> dict[tuple[int, int], int]:
+    """(map, map) sorted -> bond class, over the bonds between two mapped atoms."""
+    bonds: dict[tuple[int, int], int] = {}
+    for frag in frags:
         for b in frag.GetBonds():
             ma, mb = b.GetBeginAtom().GetAtomMapNum(), b.GetEndAtom().GetAtomMapNum()
             if ma and mb:
-                p_bonds[(min(ma, mb), max(ma, mb))] = bond_class(b)
+                bonds[(min(ma, mb), max(ma, mb))] = bond_class(b)
+    return bonds
+
+
+def _label_bonds(
+    labels: EditLabels,
+    r_bonds: dict[tuple[int, int], int],
+    p_bonds: dict[tuple[int, int], int],
+    in_product: Collection[int],
+    g_of_map: dict[int, int],
+) -> Counter:
+    """Append every changed bond (reactant bonds changed or broken, product bonds formed) to ``labels.bonds``,
+    sorted; return, per leaving atom's map, the hydrogens that close its broken bonds."""
     changed: dict[tuple[int, int], int] = {}
-    cap: Counter = Counter()  # leaving atom map -> hydrogens that close its broken bonds
+    cap: Counter = Counter()
     for (ma, mb), old in r_bonds.items():
-        in_a, in_b = ma in p_atom, mb in p_atom
+        in_a, in_b = ma in in_product, mb in in_product
         if in_a and in_b:
             new = p_bonds.get((ma, mb), NONE)
         elif in_a or in_b:
@@ -147,24 +189,7 @@ def extract_labels(mapped: str, reactants: Sequence[str], products: Sequence[str
         i, j = sorted((g_of_map[ma], g_of_map[mb]))
         labels.bonds.append((i, j, new))
     labels.bonds.sort()
-
-    # Hydrogens, charges, product membership.
-    for m, n_h in cap.items():
-        labels.h_delta[g_of_map[m]] = n_h
-    for m, (fi, a) in p_atom.items():
-        g = g_of_map[m]
-        h0, q0 = r_state[m]
-        dh, dq = a.GetTotalNumHs() - h0, a.GetFormalCharge() - q0
-        if dh:
-            labels.h_delta[g] = dh
-        if dq:
-            labels.charge_delta[g] = dq
-        if fi in gold_frags:
-            labels.product_atoms.append(g)
-    labels.product_atoms.sort()
-
-    _label_stereo(labels, r_mols, [p_frags[fi] for fi in sorted(gold_frags)], g_of_map)
-    return labels
+    return cap
 
 
 def _label_stereo(

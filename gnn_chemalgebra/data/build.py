@@ -282,53 +282,17 @@ def build_all(
     train; every other file is the same as without it.
     """
     out = Path(out)
-    src_dir = Path(source) if source is not None else bundled_data_dir()
-    if not (src_dir / "uspto_mit_mapped").is_dir():
-        what = "source folder not found" if not src_dir.is_dir() else "no uspto_mit_mapped/ in the source folder"
-        raise InputError(f"{what}: {SOURCE_HINT}", path=str(src_dir))
+    src_dir = _source_dir(source)
     workers = workers or os.cpu_count() or 1
     has_train = find_source_file(src_dir / "uspto_mit_mapped", "train.txt") is not None
-    protocol = "paper" if has_train else "local"
     mit_splits = ["train", "valid", "test"] if has_train else ["valid", "test"]
     out.mkdir(parents=True, exist_ok=True)
 
     kept: dict[str, list[dict]] = {}
     counts: dict[str, dict[str, Any]] = {}
     skipped_rows: list[str] = []
-    sep_dir = out / "uspto_mit_separated"
     for split in mit_splits:
-        raws = read_split(src_dir, split, limit)
-        results = _process_all(raws, workers, f"USPTO-MIT {split}")
-        reasons: Counter = Counter()
-        sep_src, sep_tgt, ok = [], [], []
-        for raw, res in zip(raws, results, strict=True):
-            if "separated_src" in res:
-                sep_src.append(res["separated_src"])
-                sep_tgt.append(res["separated_tgt"])
-            if res["ok"]:
-                ok.append(res)
-                continue
-            reasons[res["reason"]] += 1
-            if strict and res["reason"] != SKIP_LEFTOVER_REJECTED:
-                raise InputError(
-                    f"{res['reason']}: {res['detail']}",
-                    path=f"{src_dir}/uspto_mit_mapped/{split}.txt",
-                    line=raw.index + 1,
-                )
-            detail = str(res.get("detail", "")).replace("\t", " ")
-            skipped_rows.append(f"{split}\t{res['mit_index']}\t{res['reason']}\t{detail}")
-        atomic_write_lines(sep_dir / f"src-{split}.txt", sep_src)
-        atomic_write_lines(sep_dir / f"tgt-{split}.txt", sep_tgt)
-        status = Counter(r["status"] for r in ok)
-        counts[split] = {
-            "total": len(raws),
-            "balanced": status["balanced"],
-            "rebalanced": status["rebalanced"],
-            "kept": len(ok),
-            "skipped": dict(sorted(reasons.items())),
-            "paper": PAPER_TABLE1[split],
-        }
-        kept[split] = ok
+        kept[split], counts[split] = _separate_split(src_dir, split, out, workers, limit, strict, skipped_rows)
     atomic_write_lines(out / "skipped.tsv", ["mit_split\tmit_index\treason\tdetail", *skipped_rows])
 
     if has_train:
@@ -341,34 +305,27 @@ def build_all(
         tr, va = split_local(kept["valid"], seed)
         bal_src = {"train": ("valid", tr), "valid": ("valid", va), "test": ("test", kept["test"])}
     bal: dict[str, list[dict]] = {}
-    bal_dir = out / "uspto_bal"
     extra_info: dict[str, Any] | None = None
     for bsplit, (mit_split, recs) in bal_src.items():
         bal[bsplit] = [_bal_record(r, i, mit_split) for i, r in enumerate(recs)]
         if extra and bsplit == "train":
             extra_info = _add_extra(out, src_dir, bal["train"], mit_splits, workers, limit)
-        lines = [_bal_lines(r) for r in bal[bsplit]]
-        atomic_write_lines(bal_dir / f"src-{bsplit}.txt", (s for s, _ in lines))
-        atomic_write_lines(bal_dir / f"tgt-{bsplit}.txt", (t for _, t in lines))
-        atomic_write_lines(
-            bal_dir / f"reactions-{bsplit}.jsonl", (json.dumps(r, separators=(",", ":")) for r in bal[bsplit])
-        )
+        _write_bal_split(out / "uspto_bal", bsplit, bal[bsplit])
 
     n_extra = extra_info["train_reactions"]["extra"] if extra_info else 0
     variant_counts = _write_variants(out, list(variants), bal, seed, n_extra, workers)
 
-    files = {p.relative_to(out).as_posix(): file_info(p) for p in built_files(out)}
     manifest = {
         "tool": "gnnca data build",
         "seed": seed,
-        "protocol": protocol,
+        "protocol": "paper" if has_train else "local",
         "limit": limit,
         "source": str(src_dir) if source is not None else "bundled data/",
         "versions": _versions(),
         "uspto_bal": counts,
         "bal_splits": {k: {"from_mit": v[0], "reactions": len(v[1])} for k, v in bal_src.items()},
         "variants": variant_counts,
-        "files": files,
+        "files": {p.relative_to(out).as_posix(): file_info(p) for p in built_files(out)},
     }
     if extra_info is not None:
         manifest["extra"] = extra_info
@@ -379,6 +336,64 @@ def build_all(
     if extra_info is not None:
         log(format_extra_table(extra_info))
     return manifest
+
+
+def _source_dir(source: str | Path | None) -> Path:
+    """The folder of the USPTO-MIT files (``--source``, else the bundled ones); one error line if it has none."""
+    src_dir = Path(source) if source is not None else bundled_data_dir()
+    if not (src_dir / "uspto_mit_mapped").is_dir():
+        what = "source folder not found" if not src_dir.is_dir() else "no uspto_mit_mapped/ in the source folder"
+        raise InputError(f"{what}: {SOURCE_HINT}", path=str(src_dir))
+    return src_dir
+
+
+def _separate_split(
+    src_dir: Path, split: str, out: Path, workers: int, limit: int | None, strict: bool, skipped_rows: list[str]
+) -> tuple[list[dict], dict[str, Any]]:
+    """One USPTO-MIT split separated and balanced: writes its ``uspto_mit_separated`` files, appends a row per
+    skipped reaction to ``skipped_rows`` (``strict``: the first one not dropped by the leftover rule stops the
+    build) and returns the kept reactions with the split's counts (Table 1)."""
+    raws = read_split(src_dir, split, limit)
+    results = _process_all(raws, workers, f"USPTO-MIT {split}")
+    reasons: Counter = Counter()
+    sep_src, sep_tgt, ok = [], [], []
+    for raw, res in zip(raws, results, strict=True):
+        if "separated_src" in res:
+            sep_src.append(res["separated_src"])
+            sep_tgt.append(res["separated_tgt"])
+        if res["ok"]:
+            ok.append(res)
+            continue
+        reasons[res["reason"]] += 1
+        if strict and res["reason"] != SKIP_LEFTOVER_REJECTED:
+            raise InputError(
+                f"{res['reason']}: {res['detail']}",
+                path=f"{src_dir}/uspto_mit_mapped/{split}.txt",
+                line=raw.index + 1,
+            )
+        detail = str(res.get("detail", "")).replace("\t", " ")
+        skipped_rows.append(f"{split}\t{res['mit_index']}\t{res['reason']}\t{detail}")
+    sep_dir = out / "uspto_mit_separated"
+    atomic_write_lines(sep_dir / f"src-{split}.txt", sep_src)
+    atomic_write_lines(sep_dir / f"tgt-{split}.txt", sep_tgt)
+    status = Counter(r["status"] for r in ok)
+    counts = {
+        "total": len(raws),
+        "balanced": status["balanced"],
+        "rebalanced": status["rebalanced"],
+        "kept": len(ok),
+        "skipped": dict(sorted(reasons.items())),
+        "paper": PAPER_TABLE1[split],
+    }
+    return ok, counts
+
+
+def _write_bal_split(bal_dir: Path, bsplit: str, records: list[dict]) -> None:
+    """A USPTO-BAL split's files: source and target lines (every coefficient 1) and the reactions as JSON lines."""
+    lines = [_bal_lines(r) for r in records]
+    atomic_write_lines(bal_dir / f"src-{bsplit}.txt", (s for s, _ in lines))
+    atomic_write_lines(bal_dir / f"tgt-{bsplit}.txt", (t for _, t in lines))
+    atomic_write_lines(bal_dir / f"reactions-{bsplit}.jsonl", (json.dumps(r, separators=(",", ":")) for r in records))
 
 
 def _add_extra(
