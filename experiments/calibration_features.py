@@ -1,6 +1,6 @@
 """Which features rank right above wrong lines: five-fold cross-validation on VALIDATION records only. It
 reads the validation records ``gnnca bench calibration --records DIR`` kept (beam 5), labels them against
-``tgt-valid.txt``, and compares the calibration's features (``inference/trust.py``) with candidates left out of it:
+``tgt-valid.txt``, and compares the calibration's features (``trust/features.py``) with candidates left out of it:
 the beam's margin (score of the written line minus the next distinct one), the training lines' memory of each
 consumed molecule (how often it was consumed, and with which by-products), the nearest training reactant set's
 similarity, and a gradient-boosted model in place of the logistic one. Prints cross-validated AUROC and EM of the
@@ -37,7 +37,7 @@ def _memory(meta: Path) -> tuple[Counter, Counter, dict[str, Counter]]:
 
 
 def _extra(rec: dict, mem: tuple, dom) -> list[float]:  # noqa: ANN001
-    from gnn_chemalgebra.inference.trust import reactant_set
+    from gnn_chemalgebra.trust.domain import reactant_set
 
     consumed, seen, left = mem
     cons = [m["mol"] for m in rec["molecules"] if m["nu"] < 0]
@@ -51,7 +51,7 @@ def _extra(rec: dict, mem: tuple, dom) -> list[float]:  # noqa: ANN001
 
 
 def dom_fp(dom, mols):  # noqa: ANN001, ANN201
-    from gnn_chemalgebra.inference.trust import set_fingerprint
+    from gnn_chemalgebra.trust.domain import set_fingerprint
 
     return set_fingerprint(mols, dom.repr, dom.nbits)
 
@@ -68,9 +68,11 @@ def main(argv: list[str] | None = None) -> int:
     from sklearn.pipeline import make_pipeline
     from sklearn.preprocessing import StandardScaler
 
-    from gnn_chemalgebra.benchmark.calibration import exact_labels, training_reactions
+    from gnn_chemalgebra.benchmark.calibration import exact_labels
     from gnn_chemalgebra.evaluation.calibration import accuracy_at_coverage, auroc
-    from gnn_chemalgebra.inference.trust import DomainIndex, record_features
+    from gnn_chemalgebra.trust.domain import DomainIndex
+    from gnn_chemalgebra.trust.features import record_features
+    from gnn_chemalgebra.trust.fit import training_reactions
 
     r = "S" if "smiles" in args.model else "F"
     repr = "smiles" if r == "S" else "formula"

@@ -107,7 +107,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from gnn_chemalgebra.benchmark.calibration import exact_labels
     from gnn_chemalgebra.evaluation.calibration import accuracy_at_coverage, auroc
-    from gnn_chemalgebra.inference.trust import record_features
+    from gnn_chemalgebra.trust.features import record_features
 
     likely = likely_molecules(args.train / "ChemAlgebra_S_T2_x1" / "meta-train.jsonl")
     print(f"{len(likely):,} formulas written by some training molecule")

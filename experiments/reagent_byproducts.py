@@ -20,7 +20,7 @@ Type-2 files as Type 2, every validation line and the first 3,000 (formula) / 1,
 
 Training side: ``meta-train.jsonl`` of the extra build's T2_x1 variants (the reactions the bundled models were
 trained on); a reaction's by-products are its products other than the main one, as the in-domain checks define
-them (``gnn_chemalgebra/inference/outcomes.py``).
+them (``gnn_chemalgebra/trust/outcomes.py``).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ KS = (3, 5, 10, 20)
 def training_pairs(meta: Path, repr: str) -> tuple[Counter, Counter, Counter]:
     """How many training reactions hold each molecule, consume it, and write each (consumed molecule, by-product)
     pair."""
-    from gnn_chemalgebra.inference.outcomes import split_products
+    from gnn_chemalgebra.trust.outcomes import split_products
 
     held: Counter = Counter()
     cons: Counter = Counter()
@@ -61,7 +61,7 @@ def marks(consumed: list[str], byproducts: list[str], cons: Counter, pairs: Coun
 def textbook_nu(source: str, prediction: str, repr: str) -> tuple[list[str], list[str]]:
     """What a textbook row's written line consumes and which by-products it writes (from the two lines)."""
     from gnn_chemalgebra.evaluation.metrics import parse_prediction
-    from gnn_chemalgebra.inference.outcomes import split_products
+    from gnn_chemalgebra.trust.outcomes import split_products
 
     def canonical(mol: str) -> str:
         if repr != "smiles":
@@ -91,7 +91,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--textbook", type=Path, default=Path("results/calibration/textbook.json"))
     args = ap.parse_args(argv)
     from gnn_chemalgebra.benchmark.calibration import exact_labels
-    from gnn_chemalgebra.inference.outcomes import consumed, written_byproducts
+    from gnn_chemalgebra.trust.outcomes import consumed, written_byproducts
 
     book = json.loads(args.textbook.read_text())["rows"] if args.textbook.is_file() else []
     for repr, letter in (("formula", "F"), ("smiles", "S")):

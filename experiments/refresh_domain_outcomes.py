@@ -1,7 +1,7 @@
 """Recount the training-reaction outcomes and the validation in-domain share held in a trust sidecar after an
 in-domain check is added, keeping the fitted calibration and the fingerprint index as they are.
 
-The in-domain checks on what a line writes (``gnn_chemalgebra/inference/outcomes.py``) read counts taken from the
+The in-domain checks on what a line writes (``gnn_chemalgebra/trust/outcomes.py``) read counts taken from the
 training reactions (``domain.outcomes`` in ``<checkpoint>.trust.json``). When a check is added, those counts must
 be taken again; the calibration and the fingerprint index do not change, so fitting everything again
 (``gnnca bench calibration``, about an hour per model on 2 cores) is not needed. This script recounts the outcomes
@@ -27,8 +27,8 @@ sys.path.insert(0, str(ROOT))
 
 
 def main(argv: list[str] | None = None) -> int:
-    from gnn_chemalgebra.inference.outcomes import TrainingOutcomes
-    from gnn_chemalgebra.inference.trust import Trust
+    from gnn_chemalgebra.trust.annotate import Trust
+    from gnn_chemalgebra.trust.outcomes import TrainingOutcomes
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("checkpoint", type=Path, help="the checkpoint whose .trust.json sidecar is refreshed")

@@ -21,7 +21,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("checkpoint", type=Path, help="the checkpoint whose sidecars annotate them")
     args = ap.parse_args(argv)
     from gnn_chemalgebra.chem.molecule import composition
-    from gnn_chemalgebra.inference.trust import Trust
+    from gnn_chemalgebra.trust.annotate import Trust
 
     trust = Trust.load_for(args.checkpoint)
     if trust is None:

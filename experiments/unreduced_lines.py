@@ -1,7 +1,7 @@
 """What the in-domain check "a reduction with no reducing agent in the bag" costs and buys on benchmark lines:
 how many lines it marks, how many of them are wrong and how many right, and the in-domain share before and after.
 
-The check (``gnn_chemalgebra/inference/outcomes.py``, reductants from ``gnn_chemalgebra/chem/reductants.py``)
+The check (``gnn_chemalgebra/trust/outcomes.py``, reductants from ``gnn_chemalgebra/chem/reductants.py``)
 marks a written line out of domain when it writes the oxygen atom a reduction removes (``[O]``, formula ``O``)
 and no source molecule can reduce. The benchmark's own records often leave the reductant out, so it counts many
 such lines right; this script measures how many, per records file: the lines the check marks that were in domain
@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 def measure(records: Path, tgt: Path, repr: str, limit: int | None = None) -> dict[str, Any]:
     from gnn_chemalgebra.evaluation.metrics import parse_prediction, parse_reference, score_pair
-    from gnn_chemalgebra.inference.outcomes import reduction_without_reductant
+    from gnn_chemalgebra.trust.outcomes import reduction_without_reductant
 
     gold = tgt.read_text(encoding="utf-8").splitlines()
     rows = []

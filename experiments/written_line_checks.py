@@ -60,7 +60,7 @@ def reducing(smiles: str) -> bool:
 
 def checks(rec: dict, outcomes) -> list[float]:  # noqa: ANN001
     from gnn_chemalgebra.chem.rings import new_small_rings
-    from gnn_chemalgebra.inference.outcomes import consumed, written_byproducts
+    from gnn_chemalgebra.trust.outcomes import consumed, written_byproducts
 
     bps = written_byproducts(rec)
     main = rec.get("main_product")
@@ -90,8 +90,9 @@ def main(argv: list[str] | None = None) -> int:
 
     from gnn_chemalgebra.benchmark.calibration import exact_labels
     from gnn_chemalgebra.evaluation.calibration import accuracy_at_coverage, auroc
-    from gnn_chemalgebra.inference.outcomes import TrainingOutcomes, split_products, written_byproducts
-    from gnn_chemalgebra.inference.trust import Trust, record_features
+    from gnn_chemalgebra.trust.annotate import Trust
+    from gnn_chemalgebra.trust.features import record_features
+    from gnn_chemalgebra.trust.outcomes import TrainingOutcomes, split_products, written_byproducts
 
     meta = args.train / "ChemAlgebra_S_T2_x1" / "meta-train.jsonl"
     metas = [json.loads(x) for x in meta.read_text().splitlines()]

@@ -1,11 +1,12 @@
-"""The package's floors, read from the source: nothing imports upward, no package cycle, no torch below data.
+"""The package's floors, read from the source: nothing imports upward, no package cycle, no torch in chem, algebra
+or trust.
 
 Every ``import``/``from ... import`` of every module is read with :mod:`ast` -- absolute and relative, at module
 level and inside functions (a lazy import is still a dependency) -- except those under ``if TYPE_CHECKING:``,
 which never run. Floors, lowest first (docs/architecture.md "Package floors")::
 
-    ground (errors, io, config, checkpoint, progress, lazy_imports, device, kinds) -> chem -> algebra -> data -> models
-      -> training / evaluation -> inference -> api / benchmark -> cli
+    ground (errors, io, config, checkpoint, progress, lazy_imports, device, kinds) -> chem -> algebra -> data -> trust
+      -> models -> training / evaluation -> inference -> api / benchmark -> cli
 
 A module may import its own floor's package and any lower floor. ``training`` and ``evaluation`` share a floor:
 training may use evaluation's metrics to validate; evaluation never imports training. The ground floor's
@@ -37,18 +38,19 @@ FLOORS: dict[str, int] = {
     "chem": 1,
     "algebra": 2,
     "data": 3,
-    "models": 4,
-    "training": 5,
-    "evaluation": 5,
-    "inference": 6,
-    "api": 7,
-    "benchmark": 7,
-    "cli": 8,
-    "data_command": 8,
+    "trust": 4,
+    "models": 5,
+    "training": 6,
+    "evaluation": 6,
+    "inference": 7,
+    "api": 8,
+    "benchmark": 8,
+    "cli": 9,
+    "data_command": 9,
 }
 # Same-floor edges that are allowed (importer, imported); every other same-floor pair must not touch.
 SAME_FLOOR_ALLOWED = {("training", "evaluation"), ("cli", "data_command")}
-TORCH_FREE = ("chem", "algebra")
+TORCH_FREE = ("chem", "algebra", "trust")
 TORCH_MODULES = ("torch", "torch_geometric")
 
 

@@ -2,10 +2,10 @@
 
 Fit (``--fit``, the default): predict each validation file of the model's representation (``src-valid.txt``;
 Type-1 variants read as Type 1, Type-2 variants as Type 2, the benchmark's ``bayes`` extent rule, a beam for the
-alternatives' model), label each line and each beam entry by exact match with ``tgt-valid.txt``, fit
-:class:`~gnn_chemalgebra.inference.trust.Calibrator`, build the in-domain index from the training reactions
+alternatives' model), label each line and each beam entry by exact match with ``tgt-valid.txt``; then
+:mod:`gnn_chemalgebra.trust.fit` fits the calibration and builds the in-domain index from the training reactions
 (``meta-train.jsonl``: the consumed molecules of each reaction) with its similarity threshold at a low quantile
-of the validation lines' similarities, and write both beside the checkpoint (``<checkpoint>.trust.json`` /
+of the validation lines' similarities, and both are written beside the checkpoint (``<checkpoint>.trust.json`` /
 ``.trust.npz``). Test lines are never used for fitting.
 
 Score: predict each test file, annotate the records with the sidecars, and compare the raw confidence (the role
@@ -169,32 +169,6 @@ def beam_labels(records: Sequence[dict[str, Any]], targets: Sequence[str], repr:
     return out
 
 
-# --------------------------------------------------------------------------- the training reactions
-def training_reactions(meta_files: Sequence[Path]) -> tuple[list[list[str]], set[str]]:
-    """The consumed molecules of every training reaction (``nu`` < 0 in ``meta-train.jsonl``), and every molecule
-    of those reactions."""
-    sets: list[list[str]] = []
-    mols: set[str] = set()
-    for f in meta_files:
-        with open(f, encoding="utf-8") as fh:
-            for line in fh:
-                d = json.loads(line)
-                sets.append([m for m, v in d["nu"] if v < 0])
-                mols.update(d.get("k", {}))
-                mols.update(m for m, _ in d["nu"])
-    return sets, mols
-
-
-def training_meta(train: Path, repr: str) -> list[Path]:
-    """``meta-train.jsonl`` of the representation's Type-2 x1 variant (the Type-1 one has the same reactions)."""
-    r = "S" if repr == "smiles" else "F"
-    for v in (f"ChemAlgebra_{r}_T2_x1", f"ChemAlgebra_{r}_T1_x1"):
-        f = train / v / "meta-train.jsonl"
-        if f.is_file():
-            return [f]
-    raise InputError(f"no meta-train.jsonl of ChemAlgebra_{r}_T2_x1 or _T1_x1", path=str(train))
-
-
 # --------------------------------------------------------------------------- fitting
 def fit_trust(
     predictor: Any,
@@ -211,9 +185,10 @@ def fit_trust(
     index: Any = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Fit the calibration on ``valid`` and the domain index on ``train_meta``; returns the
-    :class:`~gnn_chemalgebra.inference.trust.Trust` and a description of what it was fitted on. ``index``: an
+    :class:`~gnn_chemalgebra.trust.annotate.Trust` and a description of what it was fitted on. ``index``: an
     in-domain index to keep as it is (the one already beside the checkpoint) instead of building one."""
-    from ..inference.trust import Calibrator, Trust
+    from ..trust.annotate import Trust
+    from ..trust.fit import fit_calibrator, fit_domain_index
 
     repr = predictor.repr
     records: list[dict[str, Any]] = []
@@ -236,44 +211,18 @@ def fit_trust(
         gold = str(ls.src.parent / f"meta-{ls.split}.jsonl")
         files.append({"src": str(ls.src), "gold": gold, "lines": len(recs), "line_type": 2, "extent": "limiting"})
     fitted_on = {"files": files, "lines": len(records), "beam": beam, "EM": float(np.mean(labels))}
-    cal = Calibrator.fit(records, labels, blabels, repr=repr, fitted_on=fitted_on)
+    cal = fit_calibrator(records, labels, blabels, repr=repr, fitted_on=fitted_on)
     if index is None:
-        index = _domain_index(train_meta, written, repr, quantile, max_sets, log)
+        index = fit_domain_index(train_meta, written, repr, quantile, max_sets, log)
     else:
         log(f"domain index kept: threshold {index.threshold:.3f}")
     meta = _trust_meta(predictor)
     return Trust(repr, cal, index, meta), {"calibration": fitted_on, "domain": index.info, **meta}
 
 
-def _domain_index(
-    train_meta: Sequence[Path], written: Sequence[dict[str, Any]], repr: str, quantile: float, max_sets: int,
-    log: Callable,
-) -> Any:  # fmt: skip
-    """The in-domain index of the training reactions, its threshold at ``quantile`` of the validation lines'
-    nearest-set similarities."""
-    from ..inference.outcomes import TrainingOutcomes
-    from ..inference.trust import DomainIndex
-
-    t0 = time.perf_counter()
-    sets, mols = training_reactions(train_meta)
-    dom = DomainIndex.build(sets, mols, repr, max_sets=max_sets, info={"files": [str(f) for f in train_meta]})
-    dom.outcomes = TrainingOutcomes.from_meta(train_meta, repr)
-    sims = np.array([dom.check(r)[0] for r in written])
-    dom.threshold = float(np.quantile(sims, quantile))
-    dom.info.update(
-        threshold_rule=f"{quantile:.0%} quantile of the nearest-set similarity of the {len(written)} validation lines",
-        validation_in_domain=float(np.mean([dom.check(r)[1] for r in written])),
-    )
-    log(
-        f"domain index: {dom.info['reactant_sets']} training reactant sets, {dom.info['kept']} fingerprints kept, "
-        f"threshold {dom.threshold:.3f}, {time.perf_counter() - t0:.0f} s"
-    )
-    return dom
-
-
 def _trust_meta(predictor: Any) -> dict[str, Any]:
     """What a calibration was fitted under: the extent rule, the decode settings, the edit and Type-1 models."""
-    from ..inference.trust import (
+    from ..inference.trust_stage import (
         edit_model_path,
         edit_model_sha256,
         fitted_settings,
@@ -294,7 +243,7 @@ def _trust_meta(predictor: Any) -> dict[str, Any]:
 # --------------------------------------------------------------------------- scoring
 def score_set(trust: Any, records: list[dict[str, Any]], ls: LineSet, repr: str) -> dict[str, Any]:
     """Raw and calibrated confidence of one test set's records against its targets."""
-    from ..inference.trust import raw_confidence
+    from ..trust.calibrators import raw_confidence
 
     tgts = read_lines(ls.tgt)[: len(records)]
     y = exact_labels([r["prediction"] for r in records], tgts, repr)
@@ -413,7 +362,9 @@ def run_calibration(
     import torch
 
     from ..inference.predictor import Predictor, PredictorOptions
-    from ..inference.trust import Trust, sidecar_paths
+    from ..trust.annotate import Trust
+    from ..trust.fit import training_meta
+    from ..trust.sidecar import sidecar_paths
 
     if keep_index and not fit:
         raise InputError("--keep-index refits the calibration: it cannot go with --no-fit")
@@ -489,5 +440,4 @@ __all__ = [
     "reliability_bins",
     "run_calibration",
     "score_set",
-    "training_reactions",
 ]

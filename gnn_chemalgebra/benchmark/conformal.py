@@ -62,7 +62,10 @@ def fit_model(
     """The :class:`~gnn_chemalgebra.inference.conformal.ModelFit` of one checkpoint."""
     from ..inference.conformal import ModelFit, fit_kind
     from ..inference.predictor import Predictor, PredictorOptions
-    from ..inference.trust import annotate_records, calibration_kind, sidecar_paths, trust_for
+    from ..inference.trust_stage import trust_for
+    from ..trust.annotate import annotate_records
+    from ..trust.calibrators import calibration_code
+    from ..trust.sidecar import sidecar_paths
 
     if not checkpoint.is_file():
         raise InputError("no such checkpoint", path=str(checkpoint))
@@ -85,7 +88,7 @@ def fit_model(
         targets = read_lines(ls.tgt)[: len(recs)]
         labelled = labelled_rows(recs, targets, repr)
         for rec, row in zip(recs, labelled, strict=True):
-            rows[calibration_kind(rec)].append(row)
+            rows[calibration_code(rec)].append(row)
         em = sum(r[1][0] for r in labelled if r[1]) / max(len(labelled), 1)
         files[ls.line_type].append({"src": str(ls.src), "lines": len(recs), "EM": round(em, 4)})
         log(f"{ls.name}: {len(recs)} validation lines, EM {100 * em:.2f}")

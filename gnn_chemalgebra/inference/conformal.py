@@ -223,7 +223,7 @@ def annotate_sets(
     into each record, from its ``top_k`` rows (the first ``k``). ``None`` for both, with ``conformal_note``
     saying why, when the set cannot be stated: a line kind without a fit, a k or coverage not fitted, an
     unreachable coverage, or a confidence measured under other settings than the fit's."""
-    from .trust import calibration_kind
+    from ..trust.calibrators import calibration_code
 
     for r in records:
         r["prediction_set"], r["set_size"] = None, None
@@ -231,7 +231,7 @@ def annotate_sets(
         if note is not None:
             r["conformal_note"] = note
             continue
-        q = _quantile(fit.kinds[calibration_kind(r)], k, coverage)
+        q = _quantile(fit.kinds[calibration_code(r)], k, coverage)
         rows = (r.get("top_k") or [])[:k]
         members = set_members([float(x["probability"]) for x in rows], q, score)  # type: ignore[arg-type]
         r["prediction_set"] = [
@@ -247,15 +247,14 @@ def _quantile(kf: KindFit, k: int, coverage: float) -> float | None:
 
 
 def _why_no_set(r: Mapping[str, Any], fit: ModelFit, coverage: float, k: int) -> str | None:
-    from .trust import calibration_kind
+    from ..trust.calibrators import KINDS, calibration_kind
 
     if r.get("calibration_note"):
         return "the confidence is not the one the sets were fitted on: " + str(r["calibration_note"])
-    kind = calibration_kind(r)
-    kf = fit.kinds.get(kind)
+    kind = KINDS[calibration_kind(r)]
+    kf = fit.kinds.get(kind.stored)
     if kf is None:
-        what = {1: "Type-1 lines", 2: "Type-2 lines", 3: "Type-2 lines written with --extent limiting"}[kind]
-        return f"no conformal fit for {what} of {fit.checkpoint}"
+        return f"no conformal fit for {kind.what} of {fit.checkpoint}"
     if k not in kf.quantiles:
         return f"no conformal fit for top-k {k} (fitted: {', '.join(str(x) for x in sorted(kf.quantiles))})"
     if _quantile(kf, k, coverage) is None:

@@ -157,7 +157,8 @@ class Predictors:
         """Whether a formula pair's Type-1 lines get a second opinion: where the confidence shows (--json, the
         Python API, --min-confidence, --columns, --top-k) and the calibration beside the checkpoint has a model
         that reads it (else the second pass would be wasted)."""
-        from .trust import SECOND_OPINION, trust_for
+        from ..trust.calibrators import SECOND_OPINION
+        from .trust_stage import trust_for
 
         if not self.confidence_shown or getattr(predictor, "type1", None) is None:
             return False
@@ -174,7 +175,8 @@ class Predictors:
         """The trust fields of a batch's records: the checkpoint's calibration and in-domain index when saved
         beside it, else the raw confidence marked uncalibrated. The in-domain fields only for --json (text output
         does not show them, and the index search is most of the cost; the Python API asks for them)."""
-        from .trust import annotate_records, trust_for
+        from ..trust.annotate import annotate_records
+        from .trust_stage import trust_for
 
         key = id(predictor)
         if key not in self._trust:
@@ -398,7 +400,8 @@ class _Given:
         return self.domain or o.min_confidence is not None or o.columns or o.top_k > 1
 
     def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
-        from .trust import annotate_records, trust_for
+        from ..trust.annotate import annotate_records
+        from .trust_stage import trust_for
 
         annotate_records(records, trust_for(predictor), predictor.repr, self.top_k)
 

@@ -57,7 +57,8 @@ class ConformalSets:
 
     def _resolve(self, predictor: Any) -> tuple[ModelFit, str]:
         from ..io import sha256_cached
-        from .trust import sidecar_paths, trust_for
+        from ..trust.sidecar import sidecar_paths
+        from .trust_stage import trust_for
 
         src = getattr(predictor, "source", None)
         parts = [] if src is None else checkpoint_paths(str(src.checkpoint))

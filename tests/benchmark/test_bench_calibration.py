@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from gnn_chemalgebra.benchmark.calibration import exact_labels, line_sets, training_reactions
+from gnn_chemalgebra.benchmark.calibration import exact_labels, line_sets
 from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.trust.fit import training_reactions
 
 BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
 

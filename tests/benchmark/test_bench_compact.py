@@ -12,8 +12,9 @@ from typer.testing import CliRunner
 
 from gnn_chemalgebra.checkpoint import load_checkpoint, save_checkpoint
 from gnn_chemalgebra.cli import app
-from gnn_chemalgebra.inference.trust import Trust, sidecar_paths
 from gnn_chemalgebra.io import CHECKSUMS, sha256_file
+from gnn_chemalgebra.trust.annotate import Trust
+from gnn_chemalgebra.trust.sidecar import sidecar_paths
 
 pytestmark = pytest.mark.integration
 

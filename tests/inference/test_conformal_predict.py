@@ -20,9 +20,11 @@ BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints
 def indexed(tmp_path_factory: pytest.TempPathFactory, built_small: Path) -> Path:
     """The bundled formula model copied, with an in-domain index of the small build's training reactions beside
     it (no calibration: the confidences are the raw ones, which the sets read as well)."""
-    from gnn_chemalgebra.benchmark.calibration import training_reactions
     from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
-    from gnn_chemalgebra.inference.trust import DomainIndex, Trust, type1_model_sha256
+    from gnn_chemalgebra.inference.trust_stage import type1_model_sha256
+    from gnn_chemalgebra.trust.annotate import Trust
+    from gnn_chemalgebra.trust.domain import DomainIndex
+    from gnn_chemalgebra.trust.fit import training_reactions
 
     ckpt = tmp_path_factory.mktemp("indexed") / "formula.pt"
     shutil.copy(BUNDLED / "gnn_default.pt", ckpt)

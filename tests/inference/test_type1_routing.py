@@ -81,14 +81,18 @@ def test_missing_type1_model_is_one_line(tmp_path: Path) -> None:
 def test_calibration_binds_to_its_type1_model(tmp_path: Path) -> None:
     """A sidecar fitted with the routed pair applies to it, not to the main model alone, nor after the Type-1
     file changed."""
-    from gnn_chemalgebra.inference.trust import Calibrator, LinearModel, Trust, trust_for, type1_model_sha256
+    from gnn_chemalgebra.inference.trust_stage import trust_for, type1_model_sha256
+    from gnn_chemalgebra.trust.annotate import Trust
+    from gnn_chemalgebra.trust.calibrators import KINDS, Calibrator
+    from gnn_chemalgebra.trust.linear import LinearModel
 
     ckpt = tmp_path / "main.pt"
     shutil.copy(BUNDLED / MAIN, ckpt)
     shutil.copy(BUNDLED / TYPE1, tmp_path / TYPE1)
     pred = Predictor.from_checkpoint(ckpt)
     flat = LinearModel.fit(*_toy_xy())
-    Trust("formula", Calibrator({1: flat, 2: flat}), None, {"type1_sha256": type1_model_sha256(pred)}).save(ckpt)
+    bound = {"type1_sha256": type1_model_sha256(pred)}
+    Trust("formula", Calibrator({KINDS["type1"].name: flat, KINDS["type2"].name: flat}), None, bound).save(ckpt)
     assert trust_for(pred) is not None
     alone = Predictor.from_checkpoint(ckpt, options=PredictorOptions(overrides=("decode.type1_model=",)))
     assert trust_for(alone) is None
@@ -100,7 +104,7 @@ def test_calibration_binds_to_its_type1_model(tmp_path: Path) -> None:
 def _toy_xy():  # noqa: ANN202 - a logistic model fitted on a few rows of the calibrator's features
     import numpy as np
 
-    from gnn_chemalgebra.inference.trust import FEATURES
+    from gnn_chemalgebra.trust.features import FEATURES
 
     rng = np.random.default_rng(0)
     X = rng.normal(size=(40, len(FEATURES)))

@@ -10,17 +10,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from gnn_chemalgebra.inference.trust import (
-    FEATURES,
-    Calibrator,
-    DomainIndex,
-    LinearModel,
-    Trust,
-    annotate_uncalibrated,
-    candidate_lines,
-    record_features,
-    sidecar_paths,
-)
+from gnn_chemalgebra.trust.annotate import Trust, annotate_uncalibrated
+from gnn_chemalgebra.trust.calibrators import TYPE1, TYPE2, Calibrator
+from gnn_chemalgebra.trust.candidates import candidate_lines
+from gnn_chemalgebra.trust.domain import DomainIndex
+from gnn_chemalgebra.trust.features import FEATURES, record_features
+from gnn_chemalgebra.trust.fit import fit_calibrator
+from gnn_chemalgebra.trust.linear import LinearModel
+from gnn_chemalgebra.trust.sidecar import sidecar_paths
 
 pytestmark = pytest.mark.unit
 
@@ -87,8 +84,8 @@ def test_linear_model_round_trip_and_refusal_of_one_outcome() -> None:
 
 def test_calibrator_is_calibrated_on_held_out_lines_and_per_line_type() -> None:
     recs, ys = synthetic(4000, seed=0)
-    cal = Calibrator.fit(recs, ys, fitted_on={"files": ["valid"]})
-    assert set(cal.top) == {1, 2}
+    cal = fit_calibrator(recs, ys, fitted_on={"files": ["valid"]})
+    assert set(cal.top) == {TYPE1, TYPE2}
     assert cal.fitted_on["line_types"]["1"]["lines"] == 2000
     test, yt = synthetic(4000, seed=1)
     p, own = cal.confidence(test)
@@ -104,7 +101,7 @@ def test_calibrator_is_calibrated_on_held_out_lines_and_per_line_type() -> None:
 def test_a_line_type_without_its_model_says_uncalibrated() -> None:
     recs, ys = synthetic(600, seed=2)
     only1 = [r for r in recs if r["line_type"] == 1]
-    cal = Calibrator.fit(only1, [y for r, y in zip(recs, ys, strict=True) if r["line_type"] == 1])
+    cal = fit_calibrator(only1, [y for r, y in zip(recs, ys, strict=True) if r["line_type"] == 1])
     _, own = cal.confidence([record(-0.1, 0.9, line_type=2)])
     assert not own[0]
 
@@ -113,17 +110,17 @@ def test_limiting_type2_lines_have_a_model_of_their_own_or_read_the_type2_one_ma
     """Type-2 lines written with the limiting extent are their own calibration kind: fitted with them, they read
     their model and are calibrated; a calibration fitted without them scores them with the Type-2 model, and the
     extent-rule check says they are not calibrated."""
-    from gnn_chemalgebra.inference.trust import LIMITING, Trust, calibration_kind
+    from gnn_chemalgebra.trust.calibrators import LIMITING, calibration_kind
 
     recs, ys = synthetic(600, seed=4)
     lim = [dict(r, line_type=2, extent_rule="limiting") for r in recs[:200]]
-    assert [calibration_kind(r) for r in (lim[0], recs[0], recs[1])] == [LIMITING, 1, 2]
-    with_lim = Calibrator.fit(recs + lim, ys + ys[:200])
-    without = Calibrator.fit(recs, ys)
+    assert [calibration_kind(r) for r in (lim[0], recs[0], recs[1])] == [LIMITING, TYPE1, TYPE2]
+    with_lim = fit_calibrator(recs + lim, ys + ys[:200])
+    without = fit_calibrator(recs, ys)
     assert LIMITING in with_lim.top and LIMITING not in without.top
     probe = record(-0.2, 0.95, line_type=2, extent_rule="limiting")
     assert with_lim.confidence([probe])[1][0] and without.confidence([probe])[1][0]
-    assert without.confidence([probe])[0][0] == pytest.approx(without.top[2].predict([record_features(probe)])[0])
+    assert without.confidence([probe])[0][0] == pytest.approx(without.top[TYPE2].predict([record_features(probe)])[0])
     for cal, note in ((with_lim, False), (without, True)):
         (out,) = Trust("formula", cal, None, {"extent": "bayes"}).annotate_many([dict(probe)], top_k=1, domain=False)
         assert out["calibrated"] is not note and ("calibration_note" in out) is note
@@ -142,7 +139,7 @@ def test_candidate_lines_are_distinct_balanced_and_start_with_the_written_line()
     cands = candidate_lines(rec, "formula")
     assert [c[0] for c in cands] == [0, 2, 5]
     recs, ys = synthetic(2000, seed=3)
-    trust = Trust("formula", Calibrator.fit(recs, ys))
+    trust = Trust("formula", fit_calibrator(recs, ys))
     trust.annotate(rec, top_k=5)
     probs = [t["probability"] for t in rec["top_k"]]
     assert [t["prediction"] for t in rec["top_k"]][0] == rec["prediction"]
@@ -222,7 +219,7 @@ def test_sidecars_round_trip_and_belong_to_their_checkpoint(tmp_path: Path, smil
     ckpt = tmp_path / "model.pt"
     ckpt.write_bytes(b"weights v1")
     recs, ys = synthetic(800, seed=4)
-    trust = Trust("smiles", Calibrator.fit(recs, ys, fitted_on={"files": ["src-valid.txt"]}), smiles_index)
+    trust = Trust("smiles", fit_calibrator(recs, ys, fitted_on={"files": ["src-valid.txt"]}), smiles_index)
     js, npz = trust.save(ckpt)
     assert (js, npz) == sidecar_paths(ckpt)
     assert json.loads(js.read_text())["calibrator"]["fitted_on"]["files"] == ["src-valid.txt"]
@@ -240,26 +237,8 @@ def test_sidecars_round_trip_and_belong_to_their_checkpoint(tmp_path: Path, smil
     assert Trust.load_for(other) is None  # sidecars written for other bytes are not used
 
 
-def test_a_smiles_calibration_is_bound_to_its_edit_model(tmp_path: Path) -> None:
-    from types import SimpleNamespace
-
-    from gnn_chemalgebra.inference.trust import edit_model_sha256, trust_for
-
-    ckpt, edit_a, edit_b = tmp_path / "gnn.pt", tmp_path / "edit_a.pt", tmp_path / "edit_b.pt"
-    for p, data in ((ckpt, b"gnn"), (edit_a, b"edits a"), (edit_b, b"edits b")):
-        p.write_bytes(data)
-
-    def predictor(edit: Path) -> SimpleNamespace:
-        return SimpleNamespace(repr="smiles", source=SimpleNamespace(checkpoint=str(ckpt), edit_checkpoint=str(edit)))
-
-    recs, ys = synthetic(400, seed=5)
-    Trust("smiles", Calibrator.fit(recs, ys), meta={"edit_sha256": edit_model_sha256(predictor(edit_a))}).save(ckpt)
-    assert trust_for(predictor(edit_a)) is not None
-    assert trust_for(predictor(edit_b)) is None  # product graphs from another edit model: not calibrated
-
-
 def test_what_a_line_writes_is_checked_against_the_training_reactions(tmp_path: Path) -> None:
-    from gnn_chemalgebra.inference.outcomes import TrainingOutcomes
+    from gnn_chemalgebra.trust.outcomes import TrainingOutcomes
 
     mols = [m for s in TRAIN_SMILES for m in s]
     idx = DomainIndex.build(TRAIN_SMILES, mols, "smiles")
@@ -298,7 +277,6 @@ def test_a_line_type_with_one_outcome_reads_the_other_types_model() -> None:
     import numpy as np
 
     from gnn_chemalgebra.errors import InputError
-    from gnn_chemalgebra.inference.trust import FEATURES, Calibrator
 
     rng = np.random.default_rng(1)
 
@@ -308,41 +286,21 @@ def test_a_line_type_with_one_outcome_reads_the_other_types_model() -> None:
 
     records = [rec(1) for _ in range(10)] + [rec(2) for _ in range(30)]
     labels = [True] * 10 + [bool(i % 3) for i in range(30)]
-    cal = Calibrator.fit(records, labels)
-    assert set(cal.top) == {2} and cal.fitted_on["line_types"]["1"]["fitted"] is False
+    cal = fit_calibrator(records, labels)
+    assert set(cal.top) == {TYPE2} and cal.fitted_on["line_types"]["1"]["fitted"] is False
     conf, own = cal.confidence(records[:12])
     assert len(conf) == 12 and not own[:10].any() and own[10:].all() and len(FEATURES) > 0
     with pytest.raises(InputError, match="all right"):
-        Calibrator.fit(records[:10], labels[:10])
+        fit_calibrator(records[:10], labels[:10])
     with pytest.raises(InputError, match="per line type"):  # Type 1 all right, Type 2 all wrong: nothing to fit
-        Calibrator.fit(records, [True] * 10 + [False] * 30)
-
-
-@pytest.mark.unit
-def test_changed_settings_against_the_recorded_or_the_saved_ones() -> None:
-    from types import SimpleNamespace
-
-    from gnn_chemalgebra.config import DecodeConfig
-    from gnn_chemalgebra.inference.trust import changed_settings, decode_settings, fitted_settings
-
-    saved = DecodeConfig(balance_beam=4, type1_model="t1.pt")
-    t1 = SimpleNamespace(settings=DecodeConfig(), saved_settings=DecodeConfig(), type1=None)
-    pred = SimpleNamespace(settings=DecodeConfig(balance_beam=4, type1_model="t1.pt"), saved_settings=saved, type1=t1)
-    assert "type1_model" not in decode_settings(saved) and "beam" not in decode_settings(saved)
-    assert changed_settings(pred, {}) == ()  # nothing recorded: the checkpoints' saved settings
-    pred.settings.balance_beam, t1.settings.evidence_floor = 8, -40.0
-    assert changed_settings(pred, {}) == ("decode.balance_beam", "decode (Type-1 model).evidence_floor")
-    recorded = fitted_settings(pred)  # a calibration fitted with these very settings
-    assert changed_settings(pred, recorded) == ()
-    pred.settings.beam = 3  # the sequence model's beam writes no GNN line
-    assert changed_settings(pred, recorded) == ()
+        fit_calibrator(records, [True] * 10 + [False] * 30)
 
 
 def test_a_second_opinion_has_a_model_of_its_own_that_reads_the_disagreement() -> None:
     """Type-1 records carrying a second opinion fit the Type-1 model (without the feature) and their own, which
     reads whether the other model wrote another line; a calibration fitted without them reads such records with the
     Type-1 model and still calls them calibrated (the written line is the one it measured)."""
-    from gnn_chemalgebra.inference.trust import SECOND_OPINION, model_kind
+    from gnn_chemalgebra.trust.calibrators import SECOND_OPINION, model_kind
 
     rng = np.random.default_rng(5)
     recs, ys = [], []
@@ -351,30 +309,30 @@ def test_a_second_opinion_has_a_model_of_its_own_that_reads_the_disagreement() -
         r = record(-float(rng.exponential(0.3)), 0.9, second_opinion={"prediction": "x", "agrees": agrees})
         recs.append(r)
         ys.append(bool(rng.uniform() < (0.9 if agrees else 0.3)))
-    assert model_kind(recs[0]) == SECOND_OPINION and model_kind(record(-0.1, 0.9)) == 1
-    assert len(record_features(recs[0], SECOND_OPINION)) == len(FEATURES) + 1
-    cal = Calibrator.fit(recs, ys)
-    assert set(cal.top) == {1, SECOND_OPINION}
+    assert model_kind(recs[0]) == SECOND_OPINION and model_kind(record(-0.1, 0.9)) == TYPE1
+    assert len(record_features(recs[0], second_opinion=True)) == len(FEATURES) + 1
+    cal = fit_calibrator(recs, ys)
+    assert set(cal.top) == {TYPE1, SECOND_OPINION}
     probe = record(-0.2, 0.9)
     agree = dict(probe, second_opinion={"prediction": "x", "agrees": True})
     differ = dict(probe, second_opinion={"prediction": "y", "agrees": False})
     p, own = cal.confidence([agree, differ, probe])
     assert own.all() and p[1] < 0.5 < p[0]
-    assert p[2] == pytest.approx(cal.top[1].predict([record_features(probe)])[0])
+    assert p[2] == pytest.approx(cal.top[TYPE1].predict([record_features(probe)])[0])
     assert Calibrator.from_json(json.loads(json.dumps(cal.to_json()))).confidence([differ])[0][0] == pytest.approx(p[1])
-    plain = Calibrator.fit([dict(r, second_opinion=None) for r in recs], ys)
+    plain = fit_calibrator([dict(r, second_opinion=None) for r in recs], ys)
     q, own = plain.confidence([differ])
     assert SECOND_OPINION not in plain.top and own[0] and q[0] == pytest.approx(plain.confidence([probe])[0][0])
 
 
 @pytest.mark.parametrize("value", [True, "yes", {}, [], {"agrees": "false"}, {"prediction": "x"}])
 def test_a_malformed_second_opinion_reads_the_type1_model(value: object) -> None:
-    from gnn_chemalgebra.inference.trust import model_kind
+    from gnn_chemalgebra.trust.calibrators import model_kind
 
     rec = record(-0.2, 0.9, second_opinion=value)
-    assert model_kind(rec) == 1
+    assert model_kind(rec) == TYPE1
     recs, ys = synthetic(400, seed=6)
-    cal = Calibrator.fit(recs, ys)
+    cal = fit_calibrator(recs, ys)
     (out,) = Trust("formula", cal, None, {"extent": "bayes"}).annotate_many([rec], domain=False)
     assert out["confidence"] == pytest.approx(cal.confidence([record(-0.2, 0.9)])[0][0], abs=1e-4)
 
@@ -383,16 +341,16 @@ def test_a_malformed_second_opinion_reads_the_type1_model(value: object) -> None
 def test_alternatives_never_outrank_the_written_line_nor_change_with_k() -> None:
     """An alternative's probability is at most the written line's (``prediction`` stays ``top_k[0]``) and depends
     only on the alternatives ranked before it: more of them (a wider --top-k) leaves the first ones as they were."""
-    from gnn_chemalgebra.inference.trust import _beam_share, _in_rank_order
+    from gnn_chemalgebra.trust.candidates import beam_share, in_rank_order
 
-    assert _in_rank_order([0.55, 0.2, 0.1], 0.3) == pytest.approx([0.3, 0.2, 0.1])  # capped at the written 0.3
-    assert _in_rank_order([0.5, 0.5, 0.5], 0.6) == pytest.approx([0.4, 0.0, 0.0])  # never past 1 - 0.6
+    assert in_rank_order([0.55, 0.2, 0.1], 0.3) == pytest.approx([0.3, 0.2, 0.1])  # capped at the written 0.3
+    assert in_rank_order([0.5, 0.5, 0.5], 0.6) == pytest.approx([0.4, 0.0, 0.0])  # never past 1 - 0.6
     recs, ys = synthetic(2000, seed=3)
-    cal = Calibrator.fit(recs, ys)
+    cal = fit_calibrator(recs, ys)
     scores = [-0.1, -0.3, -0.4, -0.9, -1.2, -2.0]
     cands = [(i, f"line{i}", s) for i, s in enumerate(scores)]
     for conf in (0.05, 0.3, 0.8):
-        for share in (cal.alternatives, _beam_share):  # the alternatives model, or without one the beam's scores
+        for share in (cal.alternatives, beam_share):  # the alternatives model, or without one the beam's scores
             few, many = share(cands[:3], conf), share(cands, conf)
             assert many[:2] == pytest.approx(few)
             assert all(p <= conf + 1e-12 for p in many) and sum(many) <= 1 - conf + 1e-9
@@ -417,7 +375,7 @@ def test_tautomers_of_one_product_are_one_alternative() -> None:
 
 def test_a_line_where_nothing_happens_is_not_lifted_above_its_evidence() -> None:
     recs, ys = synthetic(2000, seed=3)
-    trust = Trust("formula", Calibrator.fit(recs, ys))
+    trust = Trust("formula", fit_calibrator(recs, ys))
     lifted = trust.annotate(record(-0.01, 0.2))  # a reaction: the calibration may raise a low raw number
     assert lifted["confidence"] > lifted["raw_confidence"]
     still = record(-0.01, 0.2, extent=0, prediction="{1}CH4O.{1}C2H4O2")  # extent 0: the source unchanged

@@ -1,5 +1,5 @@
 """What the training reactions write: their by-products and the strained rings their products form, so a written
-line can be compared with them (part of ``in_domain``, :class:`~gnn_chemalgebra.inference.trust.DomainIndex`).
+line can be compared with them (part of ``in_domain``, :class:`~gnn_chemalgebra.trust.domain.DomainIndex`).
 
 The in-domain index compares the molecules a line consumes with the training reactions; this compares what the
 line writes. Three checks, each measured on the bundled SMILES model's lines (``experiments/calibration.md``):

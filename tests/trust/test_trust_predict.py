@@ -61,7 +61,10 @@ def fitted(tmp_path_factory: pytest.TempPathFactory, built_small: Path) -> Path:
     from gnn_chemalgebra.evaluation.metrics import parse_prediction, parse_reference, score_pair
     from gnn_chemalgebra.inference.predict_command import predict_lines
     from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
-    from gnn_chemalgebra.inference.trust import Calibrator, DomainIndex, Trust, reactant_set, type1_model_sha256
+    from gnn_chemalgebra.inference.trust_stage import type1_model_sha256
+    from gnn_chemalgebra.trust.annotate import Trust
+    from gnn_chemalgebra.trust.domain import DomainIndex, reactant_set
+    from gnn_chemalgebra.trust.fit import fit_calibrator
 
     ckpt = tmp_path_factory.mktemp("fitted") / "formula.pt"
     shutil.copy(BUNDLED / "gnn_default.pt", ckpt)
@@ -76,7 +79,7 @@ def fitted(tmp_path_factory: pytest.TempPathFactory, built_small: Path) -> Path:
             labels.append(score_pair(parse_prediction(r["prediction"], "formula").terms, ref).em)
             beams.append([score_pair(parse_prediction(e["prediction"], "formula").terms, ref).em for e in r["beam"]])
         records += recs
-    cal = Calibrator.fit(records, labels, beams, repr="formula", fitted_on={"files": ["src-valid.txt"]})
+    cal = fit_calibrator(records, labels, beams, repr="formula", fitted_on={"files": ["src-valid.txt"]})
     sets, mols = [], set()
     for line in (built_small / "ChemAlgebra_F_T2_x1" / "meta-train.jsonl").read_text().splitlines():
         nu = json.loads(line)["nu"]

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from gnn_chemalgebra.inference.outcomes import TrainingOutcomes, split_products, written_byproducts
+from gnn_chemalgebra.trust.outcomes import TrainingOutcomes, split_products, written_byproducts
 
 pytestmark = pytest.mark.unit
 
@@ -109,7 +109,7 @@ def test_a_reduction_with_no_reducing_agent_in_the_bag_is_noted() -> None:
 
 
 def test_the_bundled_smiles_sidecar_flags_water_and_not_the_oxygen_atom() -> None:
-    from gnn_chemalgebra.inference.trust import Trust
+    from gnn_chemalgebra.trust.annotate import Trust
 
     ckpt = Path(__file__).parents[2] / "gnn_chemalgebra" / "checkpoints" / "gnn_smiles_default.pt"
     trust = Trust.load_for(ckpt)

@@ -1,0 +1,115 @@
+"""The trust stage of prediction: a predictor's calibration sidecars, bound to the models that decode with it.
+
+A calibration is valid for the checkpoint it was fitted on (:mod:`~gnn_chemalgebra.trust.binding`), and only with
+the edit model (SMILES) and the Type-1 model (a formula pair) whose lines it measured, under the decode settings it
+recorded. This module reads those off a predictor; :mod:`gnn_chemalgebra.trust` does the rest.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from ..io import checkpoint_paths, sha256_cached
+from ..trust.annotate import Trust
+from ..trust.binding import StampedCache, bound_to_models
+from ..trust.sidecar import sidecar_paths
+
+# decode settings that change no line a GNN writes: the sequence model's, and the Type-1 model's file name (its
+# sha256 is bound apart, ``meta.type1_sha256``)
+NOT_DECODING = frozenset({"beam", "max_len", "batch_size", "length_penalty", "type1_model"})
+# the process's loaded sidecars, one per version of the files they depend on (owned here; tests may clear it)
+LOADED_TRUST: StampedCache[Trust | None] = StampedCache()
+
+
+def edit_model_path(predictor: Any) -> Path | None:
+    """The bond-edit checkpoint a SMILES predictor decodes with: the one it was given, else the default
+    (``$GNNCA_EDIT_CHECKPOINT`` or the bundled one); ``None`` for a formula predictor."""
+    if getattr(predictor, "repr", None) != "smiles":
+        return None
+    src = getattr(predictor, "source", None)
+    if src is not None and src.edit_checkpoint is not None:
+        return Path(checkpoint_paths(str(src.edit_checkpoint))[0])
+    from .edit_decode import default_checkpoint
+
+    return default_checkpoint()
+
+
+def edit_model_sha256(predictor: Any) -> str | None:
+    """sha256 of :func:`edit_model_path` (``None`` when there is none): a SMILES calibration is only valid with
+    the edit model whose product graphs it was fitted on."""
+    path = edit_model_path(predictor)
+    return None if path is None or not path.is_file() else sha256_cached(path)
+
+
+def type1_model_path(predictor: Any) -> Path | None:
+    """The checkpoint of a predictor's Type-1 model (``decode.type1_model``); ``None`` when it reads every line."""
+    src = getattr(getattr(predictor, "type1", None), "source", None)
+    return None if src is None else Path(checkpoint_paths(str(src.checkpoint))[0])
+
+
+def type1_model_sha256(predictor: Any) -> str | None:
+    """sha256 of :func:`type1_model_path`: the Type-1 calibration belongs to the model that wrote those lines."""
+    path = type1_model_path(predictor)
+    return None if path is None else sha256_cached(path)
+
+
+def decode_settings(settings: Any) -> dict[str, Any]:
+    """The decode settings that shape the lines a GNN writes (a ``DecodeConfig`` less :data:`NOT_DECODING`)."""
+    return {k: v for k, v in dataclasses.asdict(settings).items() if k not in NOT_DECODING}
+
+
+def fitted_settings(predictor: Any) -> dict[str, Any]:
+    """What a calibration records of the decode settings it is fitted with (``meta.decode``, and
+    ``meta.type1_decode`` for a Type-1 model)."""
+    out = {"decode": decode_settings(predictor.settings)}
+    t1 = getattr(predictor, "type1", None)
+    if t1 is not None:
+        out["type1_decode"] = decode_settings(t1.settings)
+    return out
+
+
+def changed_settings(predictor: Any, meta: Mapping[str, Any]) -> tuple[str, ...]:
+    """The decode settings of ``predictor`` (and of its Type-1 model) that differ from those the calibration was
+    fitted with: ``meta.decode`` / ``meta.type1_decode``, or, for a calibration that did not record them, the
+    settings saved in the checkpoints (what ``gnnca bench calibration`` fits with unless told otherwise)."""
+    out: list[str] = []
+    pairs = [("decode", predictor)]
+    if getattr(predictor, "type1", None) is not None:
+        pairs.append(("type1_decode", predictor.type1))
+    for key, pred in pairs:
+        want = meta.get(key)
+        if want is None:
+            saved = getattr(pred, "saved_settings", None)
+            if saved is None:
+                continue
+            want = decode_settings(saved)
+        now = decode_settings(pred.settings)
+        prefix = "decode." if key == "decode" else "decode (Type-1 model)."
+        out += [f"{prefix}{k}" for k in sorted(now) if k in want and now[k] != want[k]]
+    return tuple(out)
+
+
+def trust_for(predictor: Any) -> Trust | None:
+    """The sidecars of the checkpoint a predictor was loaded from (``None``: built in memory, an ensemble, no
+    sidecars, or fitted with another edit or Type-1 model than the ones this predictor decodes with)."""
+    src = getattr(predictor, "source", None)
+    if src is None:
+        return None
+    parts = checkpoint_paths(str(src.checkpoint))
+    extra = [p for p in (edit_model_path(predictor), type1_model_path(predictor)) if p is not None]
+
+    def load() -> Trust | None:
+        trust = Trust.load_for(src.checkpoint)
+        bound = trust is not None and bound_to_models(
+            trust.meta, edit_model_sha256(predictor), type1_model_sha256(predictor)
+        )
+        return trust if bound else None
+
+    trust = LOADED_TRUST.get([*parts, *sidecar_paths(parts[0]), *extra], load)
+    if trust is None:
+        return None
+    changed = changed_settings(predictor, trust.meta)  # settings can change after loading: checked every time
+    return dataclasses.replace(trust, changed=changed) if changed else trust
