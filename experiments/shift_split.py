@@ -8,7 +8,12 @@ them), so the scaffold is the next coarser grain.
 
 For each x1 variant the selected lines are written as ``src-/tgt-/meta-test_scaffold`` (line N of each about the
 same reaction, in test_in order), with a ``manifest.json`` of counts and sha256, ready for ``gnnca predict`` and
-``gnnca bench calibration --split test_scaffold``:
+``gnnca bench calibration --split test_scaffold``.
+
+The same two shifts of the validation reactions, for fitting (never test lines): ``valid_scaffold`` (the valid
+lines whose main product's scaffold no training product has) and ``valid_out`` (every valid reaction written with
+the out-of-set coefficients 6-10 by the benchmark's own generator, as test_out writes the test reactions; its own
+seeded draw). ``gnnca bench calibration --shifted runs/shift`` fits on them beside the valid lines:
 
     python experiments/shift_split.py --built built/full --data data --out runs/shift
 """
@@ -84,6 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--data", type=Path, default=Path("data"))
     ap.add_argument("--out", type=Path, default=Path("runs/shift"))
     ap.add_argument("--split", default="test_scaffold")
+    ap.add_argument("--seed", type=int, default=0, help="the build's seed (valid_out's draw)")
     args = ap.parse_args(argv)
     t0 = time.perf_counter()
     train: set[str] = set()
@@ -107,7 +113,28 @@ def main(argv: list[str] | None = None) -> int:
                 train.add(s)
     print(f"{len(train):,} training scaffolds from {n_train:,} local reactions and {n_extra:,} extra products "
           f"({time.perf_counter() - t0:.0f} s)")  # fmt: skip
-    metas = [json.loads(x) for x in (args.built / "ChemAlgebra_S_T2_x1" / "meta-test_in.jsonl").open()]
+    manifest = {
+        "command": "python experiments/shift_split.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "definition": "test_in (valid) lines whose main product's Murcko scaffold is in no training product's "
+        "scaffolds; valid_out: the valid reactions written with coefficients 6-10",
+        "training_scaffolds": len(train),
+        "files": {},
+    }
+    for base, split in (("test_in", args.split), ("valid", "valid_scaffold")):
+        metas = [json.loads(x) for x in (args.built / "ChemAlgebra_S_T2_x1" / f"meta-{base}.jsonl").open()]
+        keep, counts = unseen_scaffolds(metas, train)
+        manifest[split] = {f"{base}_reactions": len(metas), **counts, "kept": len(keep)}
+        for v in VARIANTS:
+            write_subset(args.built / f"ChemAlgebra_{v}", args.out, v, base, split, keep, manifest["files"])
+        print(f"{split}: kept {len(keep):,} of {len(metas):,} {base} reactions ({counts}); "
+              f"{time.perf_counter() - t0:.0f} s")  # fmt: skip
+    manifest["valid_out"] = write_valid_out(args.built, args.out, args.seed, manifest["files"])
+    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
+    return 0
+
+
+def unseen_scaffolds(metas: list[dict], train: set[str]) -> tuple[set[int], dict[str, int]]:
+    """The reactions (``rxn``) whose main product's scaffold is not in ``train``, and the counts of those left out."""
     keep: set[int] = set()
     acyclic = unreadable = 0
     for m in metas:
@@ -119,33 +146,40 @@ def main(argv: list[str] | None = None) -> int:
             acyclic += 1
         elif s not in train:
             keep.add(int(m["rxn"]))
-    manifest = {
-        "command": "python experiments/shift_split.py " + " ".join(sys.argv[1:] if argv is None else argv),
-        "definition": "test_in lines whose main product's Murcko scaffold is in no training product's scaffolds",
-        "training_scaffolds": len(train),
-        "test_in_reactions": len(metas),
-        "acyclic_main_products": acyclic,
-        "unreadable_main_products": unreadable,
-        "kept": len(keep),
-        "files": {},
-    }
+    return keep, {"acyclic_main_products": acyclic, "unreadable_main_products": unreadable}
+
+
+def _write(path: Path, lines: list[str], out: Path, files: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(x + "\n" for x in lines), encoding="utf-8")
+    tmp.replace(path)
+    files[str(path.relative_to(out))] = {"lines": len(lines), "sha256": _sha(path)}
+
+
+def write_subset(src_dir: Path, out: Path, v: str, base: str, split: str, keep: set[int], files: dict) -> None:
+    """The lines of ``src_dir``'s ``base`` files whose reaction is in ``keep``, as the ``split`` files."""
+    out_dir = out / f"ChemAlgebra_{v}"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows = [json.loads(x) for x in (src_dir / f"meta-{base}.jsonl").open()]
+    idx = [i for i, r in enumerate(rows) if int(r["rxn"]) in keep]
+    for kind, ext in (("src", "txt"), ("tgt", "txt"), ("meta", "jsonl")):
+        lines = (src_dir / f"{kind}-{base}.{ext}").read_text(encoding="utf-8").splitlines()
+        _write(out_dir / f"{kind}-{split}.{ext}", [lines[i] for i in idx], out, files)
+
+
+def write_valid_out(built: Path, out: Path, seed: int, files: dict) -> int:
+    """Every valid reaction written with the out-of-set coefficients by the benchmark's generator (the build's
+    ``generate_lines``, with the split name ``valid_out`` in its seed): ``src-/tgt-/meta-valid_out``."""
+    from gnn_chemalgebra.data.build import generate_lines
+
+    bal = [json.loads(x) for x in (built / "uspto_bal" / "reactions-valid.jsonl").open(encoding="utf-8")]
     for v in VARIANTS:
-        src_dir = args.built / f"ChemAlgebra_{v}"
-        out_dir = args.out / f"ChemAlgebra_{v}"
+        rows = list(generate_lines(f"ChemAlgebra_{v}", "valid_out", "valid", bal, ["out"] * len(bal), seed))
+        out_dir = out / f"ChemAlgebra_{v}"
         out_dir.mkdir(parents=True, exist_ok=True)
-        rows = [json.loads(x) for x in (src_dir / "meta-test_in.jsonl").open()]
-        idx = [i for i, r in enumerate(rows) if int(r["rxn"]) in keep]
-        for kind, ext in (("src", "txt"), ("tgt", "txt"), ("meta", "jsonl")):
-            lines = (src_dir / f"{kind}-test_in.{ext}").read_text(encoding="utf-8").splitlines()
-            path = out_dir / f"{kind}-{args.split}.{ext}"
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text("".join(lines[i] + "\n" for i in idx), encoding="utf-8")
-            tmp.replace(path)
-            manifest["files"][str(path.relative_to(args.out))] = {"lines": len(idx), "sha256": _sha(path)}
-    (args.out / "manifest.json").write_text(json.dumps(manifest, indent=1) + "\n", encoding="utf-8")
-    print(f"kept {len(keep):,} of {len(metas):,} test_in reactions ({acyclic:,} acyclic, {unreadable:,} unreadable); "
-          f"{time.perf_counter() - t0:.0f} s")  # fmt: skip
-    return 0
+        for j, (kind, ext) in enumerate((("src", "txt"), ("tgt", "txt"), ("meta", "jsonl"))):
+            _write(out_dir / f"{kind}-valid_out.{ext}", [r[j] for r in rows], out, files)
+    return len(bal)
 
 
 if __name__ == "__main__":

@@ -52,8 +52,9 @@ class LineSet:
         return f"{variant_short(self.variant)} {self.split}"
 
 
-def line_sets(built: Path, repr: str, variants: Sequence[str], split: str) -> list[LineSet]:
-    """The files of ``variants`` (short names such as ``T1_x1``, prefixed ``F_`` / ``S_`` by ``repr``)."""
+def line_sets(built: Path, repr: str, variants: Sequence[str], split: str, missing_ok: bool = False) -> list[LineSet]:
+    """The files of ``variants`` (short names such as ``T1_x1``, prefixed ``F_`` / ``S_`` by ``repr``);
+    ``missing_ok``: leave out a variant without the split's files instead of stopping."""
     out = []
     for v in variants:
         short = v if v[:2] in ("F_", "S_") else ("S_" if repr == "smiles" else "F_") + v
@@ -62,11 +63,30 @@ def line_sets(built: Path, repr: str, variants: Sequence[str], split: str) -> li
             raise InputError(f"variant {v} is not in this model's representation ({repr})")
         d = built / name
         src, tgt = d / f"src-{split}.txt", d / f"tgt-{split}.txt"
+        if missing_ok and not (src.is_file() and tgt.is_file()):
+            continue
         for p in (src, tgt):
             if not p.is_file():
                 raise InputError("no such file (build the data first: gnnca data build)", path=str(p))
         out.append(LineSet(name, split, src, tgt, 2 if "_T2_" in name else 1))
     return out
+
+
+def fit_sets(
+    built: Path, repr: str, variants: Sequence[str], shifted: Path | None, shifted_splits: Sequence[str]
+) -> list[LineSet]:
+    """The validation files a calibration is fitted on: ``src-valid.txt`` of ``variants`` in ``built``, then
+    each of ``shifted_splits`` of the same variants in ``shifted`` that it holds (at least one)."""
+    out = line_sets(built, repr, variants, "valid")
+    if shifted is None:
+        return out
+    if not shifted.is_dir():
+        raise InputError("no such folder of shifted validation files", path=str(shifted))
+    more = [ls for sp in shifted_splits for ls in line_sets(shifted, repr, variants, sp, missing_ok=True)]
+    if not more:
+        raise InputError(f"no shifted validation files ({', '.join(shifted_splits)}) of {', '.join(variants)}",
+                         path=str(shifted))  # fmt: skip
+    return out + more
 
 
 # --------------------------------------------------------------------------- predicting and labelling
@@ -183,27 +203,35 @@ def fit_trust(
     tag: str = "model",
     log: Callable = print,
     index: Any = None,
+    coefficient_meta: Sequence[Path] = (),
 ) -> tuple[Any, dict[str, Any]]:
     """Fit the calibration on ``valid`` and the domain index on ``train_meta``; returns the
     :class:`~gnn_chemalgebra.trust.annotate.Trust` and a description of what it was fitted on. ``index``: an
-    in-domain index to keep as it is (the one already beside the checkpoint) instead of building one."""
+    in-domain index to keep as it is (the one already beside the checkpoint) instead of building one.
+
+    ``valid`` may hold shifted validation files (another split than ``valid``, e.g. ``valid_out``): they join
+    the calibration's lines (never the domain threshold's or the limiting pass'), and with ``coefficient_meta``
+    (the training lines' ``meta-train.jsonl``) they fit the in-domain flag's coefficient rule."""
     from ..trust.annotate import Trust
-    from ..trust.fit import fit_calibrator, fit_domain_index
+    from ..trust.fit import fit_calibrator, fit_coefficient_rule, fit_domain_index
 
     repr = predictor.repr
     records: list[dict[str, Any]] = []
     labels: list[bool] = []
     blabels: list[list[bool]] = []
     files = []
+    written: list[dict[str, Any]] = []  # the valid lines as the benchmark's rule writes them: the domain threshold's
+    shifted_recs: list[tuple[dict[str, Any], bool]] = []  # the shifted ones, labelled: the coefficient rule's
     for ls in valid:
         recs = predict_set(predictor, ls, beam, None, cache, tag, log)
         tgts = read_lines(ls.tgt)
+        lab = exact_labels([r["prediction"] for r in recs], tgts, repr)
         records += recs
-        labels += exact_labels([r["prediction"] for r in recs], tgts, repr)
+        labels += lab
         blabels += beam_labels(recs, tgts, repr)
+        (written.extend(recs) if ls.split == "valid" else shifted_recs.extend(zip(recs, lab, strict=True)))
         files.append({"src": str(ls.src), "tgt": str(ls.tgt), "lines": len(recs), "line_type": ls.line_type})
-    written = list(records)  # the lines as the benchmark's rule writes them: the domain threshold's lines
-    for ls in [x for x in valid if x.line_type == 2]:  # the same Type-2 lines as a chemist's amounts
+    for ls in [x for x in valid if x.line_type == 2 and x.split == "valid"]:  # the same lines as a chemist's amounts
         recs, lab = predict_limiting(predictor, ls, cache, tag, log)
         records += recs
         labels += lab
@@ -216,6 +244,8 @@ def fit_trust(
         index = fit_domain_index(train_meta, written, repr, quantile, max_sets, log)
     else:
         log(f"domain index kept: threshold {index.threshold:.3f}")
+    if coefficient_meta:
+        index.coefficients = fit_coefficient_rule(coefficient_meta, shifted_recs, written, log=log)
     meta = _trust_meta(predictor)
     return Trust(repr, cal, index, meta), {"calibration": fitted_on, "domain": index.info, **meta}
 
@@ -354,11 +384,15 @@ def run_calibration(
     tag: str = "",
     command: str = "",
     log: Callable = print,
+    shifted: Path | None = None,
+    shifted_splits: Sequence[str] = ("valid_out", "valid_scaffold"),
 ) -> dict[str, Any]:
     """Fit (or load) each checkpoint's sidecars, score the test sets, write ``calibration[_TAG].json`` and one PNG
     per checkpoint; returns the record. ``keep_index``: refit the calibration only, keeping the in-domain index
     already beside the checkpoint (no training reactions read). Type-1 lines of a formula pair are predicted with
-    a second opinion (the mixed model's line), as ``gnnca predict --json`` writes them."""
+    a second opinion (the mixed model's line), as ``gnnca predict --json`` writes them. ``shifted``: a folder of
+    shifted validation files (``experiments/shift_split.py``): its ``shifted_splits`` of the valid variants are
+    fitted on too, and fit the in-domain flag's coefficient rule."""
     import torch
 
     from ..inference.predictor import Predictor, PredictorOptions
@@ -379,7 +413,7 @@ def run_calibration(
         name = ckpt.name.removesuffix(".pt")
         model: dict[str, Any] = {"checkpoint": str(ckpt), "checkpoint_sha256": sha256_file(ckpt), "repr": repr}
         if fit:
-            valid = line_sets(built, repr, valid_variants, "valid")
+            valid = fit_sets(built, repr, valid_variants, shifted, shifted_splits)
             kept = Trust.load_for(ckpt) if keep_index else None
             if keep_index and (kept is None or kept.domain is None):
                 raise InputError("no in-domain index beside the checkpoint to keep (none, or sidecars written for "
@@ -397,6 +431,7 @@ def run_calibration(
                 tag=name,
                 log=log,
                 index=None if kept is None else kept.domain,
+                coefficient_meta=training_meta(train or built, repr) if shifted is not None else (),
             )
             js, npz = trust.save(ckpt)
             model["sidecars"] = {str(p): p.stat().st_size for p in (js, npz) if p is not None}
@@ -434,6 +469,7 @@ __all__ = [
     "LineSet",
     "beam_labels",
     "exact_labels",
+    "fit_sets",
     "fit_trust",
     "line_sets",
     "plot_sets",

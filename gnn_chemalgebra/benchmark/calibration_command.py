@@ -45,6 +45,12 @@ def add_calibration_command(
         records: Path = typer.Option(None, "--records", help="Folder keeping prediction records for reuse."),
         out: Path = typer.Option(Path("results/calibration"), "--out", help="Writes calibration[_TAG].json, PNGs."),
         tag: str = typer.Option("", "--tag", help="Suffix of the output names."),
+        shifted: Path = typer.Option(
+            None, "--shifted", help="Shifted validation files (experiments/shift_split.py): fitted on too."
+        ),
+        shifted_splits: str = typer.Option(
+            "valid_out,valid_scaffold", "--shifted-splits", help="Their splits (src-SPLIT.txt) fitted on."
+        ),
     ) -> None:
         """Calibrated confidence and in-domain index: fit on validation lines (written beside each checkpoint as
         <checkpoint>.trust.json/.npz), then ECE, AUROC and exact match at 50/80/100% coverage on test lines,
@@ -69,6 +75,8 @@ def add_calibration_command(
             records=records,
             out=out,
             tag=tag,
+            shifted=shifted,
+            shifted_splits=split_list(shifted_splits),
             command=command(ctx),
             log=lambda m: typer.echo(m, err=True),
         )

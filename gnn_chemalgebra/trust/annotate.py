@@ -24,8 +24,9 @@ import numpy as np
 
 from .binding import binding_fields, bound_sidecar
 from .calibrators import LIMITING, Calibrator, calibration_kind, raw_confidence
-from .candidates import beam_share, candidate_lines
+from .candidates import beam_share, candidate_lines, cap_to_mass, same_products_key
 from .domain import DomainIndex
+from .extents import extent_alternatives
 from .sidecar import load_fingerprints, write_sidecars
 
 
@@ -117,6 +118,10 @@ class Trust:
             probs = [conf, *self.calibrator.alternatives(cands, conf)]
         else:
             probs = [conf, *beam_share(cands, conf)]
+        have = {same_products_key(line, self.repr) for _, line, _ in cands}
+        extents = [(x, p) for x, p in extent_alternatives(r, conf) if same_products_key(x, self.repr) not in have]
+        if extents:  # the other extents of the written roles come first; the beam's alternatives share what is left
+            probs = [conf, *cap_to_mass(probs[1:], 1.0 - conf - sum(p for _, p in extents))]
         by_index = {bi: p for (bi, _, _), p in zip(cands, probs, strict=True) if bi is not None}
         for i, e in enumerate(r.get("beam") or []):
             p = by_index.get(i)
@@ -130,6 +135,8 @@ class Trust:
             }
             for j, ((bi, line, _), p) in enumerate(zip(cands, probs, strict=True))
         ]
+        main = r.get("main_product")
+        rows += [{"prediction": x, "probability": round(p, 4), "main_product": main} for x, p in extents]
         rows.sort(key=lambda x: -x["probability"])  # stable: the written line first on a tie
         r["top_k"] = rows[: max(k, 1)]
 

@@ -40,7 +40,7 @@ def _line_composition(key: frozenset[tuple[str, int]], repr: str) -> Counter | N
     return Counter({el: n for el, n in total.items() if n})
 
 
-def _same_products_key(text: str, repr: str) -> frozenset[tuple[str, int]] | None:
+def same_products_key(text: str, repr: str) -> frozenset[tuple[str, int]] | None:
     """:func:`_line_key` with each SMILES replaced by its tautomer key: tautomers and resonance forms of one
     product are one line (formulas are the same for them already)."""
     key = _line_key(text)
@@ -66,12 +66,12 @@ def candidate_lines(rec: Mapping[str, Any], repr: str) -> list[Candidate]:
         return out
     src = _line_key(str(rec.get("source", "")))
     src_comp = _line_composition(src, repr) if src is not None else None
-    seen = {k for k in [_same_products_key(written, repr)] if k is not None}
+    seen = {k for k in [same_products_key(written, repr)] if k is not None}
     for i, entry in rest:
         key = _line_key(str(entry.get("prediction", "")))
         if key is None:
             continue
-        same = _same_products_key(str(entry.get("prediction", "")), repr)
+        same = same_products_key(str(entry.get("prediction", "")), repr)
         if same in seen:
             continue
         if src_comp is not None and _line_composition(key, repr) != src_comp:
@@ -101,5 +101,14 @@ def in_rank_order(p: Sequence[float], top_conf: float) -> list[float]:
     left, out = max(1.0 - top_conf, 0.0), []
     for q in p:
         out.append(max(min(float(q), top_conf, left), 0.0))
+        left -= out[-1]
+    return out
+
+
+def cap_to_mass(p: Sequence[float], mass: float) -> list[float]:
+    """Probabilities in order, each cut to the mass the ones before it left of ``mass``."""
+    left, out = max(mass, 0.0), []
+    for q in p:
+        out.append(max(min(float(q), left), 0.0))
         left -= out[-1]
     return out

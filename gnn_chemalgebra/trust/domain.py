@@ -19,6 +19,7 @@ import numpy as np
 from ..chem.composition import CHARGE_KEY
 from ..chem.molecule import composition
 from ..errors import ChemAlgebraError
+from .coefficients import CoefficientRule
 from .outcomes import TrainingOutcomes
 
 _WINDOW = 0.6  # DomainIndex.nearest: bit-count window searched first
@@ -119,6 +120,7 @@ class DomainIndex:
     threshold: float = 0.0
     info: dict[str, Any] = field(default_factory=dict)
     outcomes: TrainingOutcomes | None = None  # what the training reactions write (by-products, new small rings)
+    coefficients: CoefficientRule | None = None  # Type-2 lines beyond the training coefficients, extent unsettled
 
     def __post_init__(self) -> None:
         fps = np.ascontiguousarray(self.fps, dtype=np.uint64).reshape(-1, self.nbits // 64)
@@ -223,6 +225,9 @@ class DomainIndex:
             notes.append(f"nearest training reactant set has Tanimoto {sim:.3f} < {self.threshold:.3f}")
         if self.outcomes is not None:
             notes += self.outcomes.notes(rec)
+        coef_note = None if self.coefficients is None else self.coefficients.note(rec)
+        if coef_note is not None:
+            notes.append(coef_note)
         return sim, not notes, notes
 
     # ----------------------------------------------------------------- storage
@@ -236,6 +241,7 @@ class DomainIndex:
             "threshold": self.threshold,
             "info": self.info,
             **({} if self.outcomes is None else {"outcomes": self.outcomes.to_json()}),
+            **({} if self.coefficients is None else {"coefficients": self.coefficients.to_json()}),
         }
 
     @classmethod
@@ -250,4 +256,5 @@ class DomainIndex:
             float(d.get("threshold", 0.0)),
             dict(d.get("info", {})),
             None if d.get("outcomes") is None else TrainingOutcomes.from_json(d["outcomes"]),
+            None if d.get("coefficients") is None else CoefficientRule.from_json(d["coefficients"]),
         )

@@ -15,6 +15,7 @@ import numpy as np
 from ..errors import InputError
 from .calibrators import KINDS, Calibrator, by_stored_order, calibration_kind, model_kind
 from .candidates import candidate_lines
+from .coefficients import CoefficientRule, fit_rule
 from .domain import DomainIndex
 from .features import alternative_features, record_features
 from .linear import LinearModel
@@ -124,3 +125,33 @@ def fit_domain_index(
         f"threshold {dom.threshold:.3f}, {time.perf_counter() - t0:.0f} s"
     )
     return dom
+
+
+def training_max_coefficient(meta_files: Sequence[Path]) -> int:
+    """The largest coefficient of the training lines (the ``k`` of each line of ``meta-train.jsonl``)."""
+    big = 0
+    for f in meta_files:
+        with open(f, encoding="utf-8") as fh:
+            for line in fh:
+                big = max(big, *(int(v) for v in json.loads(line).get("k", {}).values()), 0)
+    if big == 0:
+        raise InputError("no coefficient in the training lines", path=", ".join(str(f) for f in meta_files))
+    return big
+
+
+def fit_coefficient_rule(
+    train_meta: Sequence[Path], shifted: Sequence[tuple[Mapping[str, Any], bool]], written: Sequence[Mapping[str, Any]],
+    log: Callable = print,
+) -> CoefficientRule:  # fmt: skip
+    """The in-domain flag's coefficient rule (:mod:`.coefficients`): the training lines' largest coefficient, the
+    extent threshold from the labelled shifted validation records; ``written`` (the in-distribution validation
+    lines) must not be marked by it, which the log says."""
+    rule = fit_rule(training_max_coefficient(train_meta), shifted)
+    rule.info["validation_marked"] = sum(rule.note(r) is not None for r in written)
+    i = rule.info
+    log(
+        f"coefficient rule: coefficients > {rule.max_coef}, extent posterior < {rule.extent_p:.3f}: marks "
+        f"{i['marked']} of {i['lines']} shifted validation lines (EM in {i['EM_in']}, out {i['EM_out']}), "
+        f"{i['validation_marked']} of {len(written)} validation lines"
+    )
+    return rule

@@ -125,3 +125,25 @@ def test_scoring_without_a_calibration_is_one_line(built_small: Path, tmp_path: 
     )  # fmt: skip
     assert res.exit_code == 2
     assert "no calibration beside the checkpoint" in res.output and "Traceback" not in res.output
+
+
+def test_shifted_validation_files_join_the_fit_and_a_wrong_folder_is_one_line(tmp_path: Path) -> None:
+    from gnn_chemalgebra.benchmark.calibration import fit_sets
+
+    for root, split in ((tmp_path / "built", "valid"), (tmp_path / "shift", "valid_out")):
+        for v in ("ChemAlgebra_F_T1_x1", "ChemAlgebra_F_T2_x1"):
+            d = root / v
+            d.mkdir(parents=True)
+            for kind in ("src", "tgt"):
+                (d / f"{kind}-{split}.txt").write_text("{1}H2O\n")
+    (tmp_path / "shift" / "ChemAlgebra_F_T1_x1" / "src-valid_out.txt").unlink()  # a variant without it is skipped
+    sets = fit_sets(tmp_path / "built", "formula", ["T1_x1", "T2_x1"], tmp_path / "shift", ["valid_out", "x"])
+    assert [(ls.variant, ls.split) for ls in sets] == [
+        ("ChemAlgebra_F_T1_x1", "valid"),
+        ("ChemAlgebra_F_T2_x1", "valid"),
+        ("ChemAlgebra_F_T2_x1", "valid_out"),
+    ]
+    with pytest.raises(InputError, match="no such folder"):
+        fit_sets(tmp_path / "built", "formula", ["T1_x1"], tmp_path / "nowhere", ["valid_out"])
+    with pytest.raises(InputError, match="no shifted validation files"):
+        fit_sets(tmp_path / "built", "formula", ["T1_x1"], tmp_path / "shift", ["valid_out"])
