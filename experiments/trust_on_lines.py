@@ -78,20 +78,34 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--checkpoint", type=Path, help="the model whose fit applies (with --conformal)")
     ap.add_argument("--top-k", type=int, default=5)
     ap.add_argument("--repr", choices=("formula", "smiles"), required=True)
-    ap.add_argument("--meta", type=Path, help="meta-*.jsonl of the records' lines (with --drop-meta)")
+    ap.add_argument("--meta", type=Path, help="meta-*.jsonl of the records' lines (with --drop-meta, --keep-meta)")
     ap.add_argument("--drop-meta", type=Path, help="leave out the lines whose reaction this meta file lists")
+    ap.add_argument("--keep-meta", type=Path, help="keep only the lines whose reaction this meta file lists")
+    ap.add_argument(
+        "--retrust", type=Path, help="annotate the records again with the sidecars beside this checkpoint (top-k 5)"
+    )
     args = ap.parse_args(argv)
     from gnn_chemalgebra.inference.conformal import ConformalTable, annotate_sets
     from gnn_chemalgebra.io import read_lines, sha256_file
 
     records = [json.loads(x) for x in read_lines(args.records)]
     records = [r for r in records if "prediction" in r and r.get("error") is None and not r.get("blank")]
-    targets = read_lines(args.targets)
-    if args.drop_meta is not None:  # e.g. test_in without the reactions of a shifted split
-        drop = {json.loads(x)["rxn"] for x in read_lines(args.drop_meta)}
+    targets = all_targets = read_lines(args.targets)
+    if args.retrust is not None:  # what the records say with the sidecars there now (the same as predicting again)
+        from gnn_chemalgebra.trust.annotate import Trust
+
+        sidecars = Trust.load_for(args.retrust)
+        if sidecars is None:
+            raise SystemExit(f"no calibration sidecars beside {args.retrust}")
+        sidecars.annotate_many(records, args.top_k)
+    for path, inside in ((args.drop_meta, False), (args.keep_meta, True)):
+        if path is None:  # e.g. test_in without (or with only) the reactions of a shifted split
+            continue
+        listed = {json.loads(x)["rxn"] for x in read_lines(path)}
         rxn = [json.loads(x)["rxn"] for x in read_lines(args.meta)]
-        keep = [i for i, r in enumerate(records) if rxn[r["line"] - 1] not in drop]
-        records, targets = [records[i] for i in keep], [targets[records[i]["line"] - 1] for i in keep]
+        keep = [i for i, r in enumerate(records) if (rxn[r["line"] - 1] in listed) == inside]
+        records = [records[i] for i in keep]
+        targets = [all_targets[r["line"] - 1] for r in records]
     if not records:
         raise SystemExit(f"{args.records}: no predicted line")
     repr = args.repr

@@ -414,10 +414,10 @@ def run_calibration(
         model: dict[str, Any] = {"checkpoint": str(ckpt), "checkpoint_sha256": sha256_file(ckpt), "repr": repr}
         if fit:
             valid = fit_sets(built, repr, valid_variants, shifted, shifted_splits)
-            kept = Trust.load_for(ckpt) if keep_index else None
-            if keep_index and (kept is None or kept.domain is None):
+            kept = Trust.domain_for(ckpt) if keep_index else None
+            if keep_index and kept is None:
                 raise InputError("no in-domain index beside the checkpoint to keep (none, or sidecars written for "
-                                 "another checkpoint or other features): fit without --keep-index",
+                                 "another checkpoint): fit without --keep-index",
                                  path=str(ckpt))  # fmt: skip
             trust, info = fit_trust(
                 predictor,
@@ -430,7 +430,7 @@ def run_calibration(
                 cache=records,
                 tag=name,
                 log=log,
-                index=None if kept is None else kept.domain,
+                index=kept,
                 coefficient_meta=training_meta(train or built, repr) if shifted is not None else (),
             )
             js, npz = trust.save(ckpt)

@@ -48,6 +48,15 @@ class Trust:
         return None if bound is None else cls.from_json(*bound)
 
     @classmethod
+    def domain_for(cls, checkpoint: str | Path) -> DomainIndex | None:
+        """The in-domain index beside ``checkpoint`` (made for this very file), whatever features its calibration
+        reads: what a refit that keeps the index starts from."""
+        bound = bound_sidecar(checkpoint, any_features=True)
+        if bound is None or bound[0].get("domain") is None or bound[1] is None:
+            return None
+        return DomainIndex.from_json(bound[0]["domain"], load_fingerprints(bound[1]))
+
+    @classmethod
     def from_json(cls, d: Mapping[str, Any], npz: Path | None = None) -> Trust:
         cal = None if d.get("calibrator") is None else Calibrator.from_json(d["calibrator"])
         dom = None

@@ -18,10 +18,11 @@ def binding_fields(checkpoint: str | Path) -> dict[str, Any]:
     return {"checkpoint": Path(checkpoint).name, "checkpoint_sha256": sha256_file(checkpoint)}
 
 
-def bound_sidecar(checkpoint: str | Path) -> tuple[dict[str, Any], Path | None] | None:
+def bound_sidecar(checkpoint: str | Path, any_features: bool = False) -> tuple[dict[str, Any], Path | None] | None:
     """The JSON sidecar of ``checkpoint`` and its fingerprint file (``None`` when there is none) when they exist,
-    were made for this very file (its sha256) and read today's features; else ``None``. An ensemble (``a.pt,b.pt``)
-    has none: each calibration belongs to one model."""
+    were made for this very file (its sha256) and read today's features (``any_features``: or others, for a refit
+    that keeps the in-domain index); else ``None``. An ensemble (``a.pt,b.pt``) has none: each calibration belongs
+    to one model."""
     parts = checkpoint_paths(str(checkpoint))
     if len(parts) != 1:
         return None
@@ -32,7 +33,7 @@ def bound_sidecar(checkpoint: str | Path) -> tuple[dict[str, Any], Path | None] 
         if shipped.is_file():
             verify_checksum(shipped)
     d = read_sidecar(js)
-    if not fitted_for_these_features(d):
+    if not any_features and not fitted_for_these_features(d):
         return None  # written for other features: uncalibrated until fitted again
     want = d.get("checkpoint_sha256")
     if want and want != sha256_cached(parts[0]):

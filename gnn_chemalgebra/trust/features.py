@@ -152,6 +152,18 @@ def _extent_n(w: WrittenLine) -> float:
     return float(len(w.posterior))
 
 
+@feature("coef_max")
+def _coef_max(w: WrittenLine) -> float:
+    """Type 2: the log of the source line's largest coefficient. A Type-2 line's extent is read from its
+    coefficients, and lines beyond the training lines' range (6-10) are read less reliably (fitted with shifted
+    validation lines). 0 for other lines, whose written line does not depend on the coefficients' magnitude."""
+    from .coefficients import largest_coefficient
+
+    if int(w.record.get("line_type") or 1) != 2:
+        return 0.0
+    return math.log(max(largest_coefficient(w.record) or 1, 1))
+
+
 FEATURES: tuple[str, ...] = RECORD_FEATURES.names
 SECOND_OPINION_FEATURE = "second_opinion_differs"
 
