@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import atomic_write_json, read_lines, sha256_file
-from .calibration import LineSet, exact_labels, line_sets, predict_set
+from .calibration import exact_labels, line_sets, predict_set
 
 
 def parse_variants(spec: str) -> list[tuple[str, int | None]]:
@@ -58,13 +58,18 @@ def fit_model(
     score: str,
     cache: Path | None,
     log: Callable,
+    shifted: Path | None = None,
 ) -> Any:
-    """The :class:`~gnn_chemalgebra.inference.conformal.ModelFit` of one checkpoint."""
+    """The :class:`~gnn_chemalgebra.inference.conformal.ModelFit` of one checkpoint; with ``shifted`` (a folder of
+    ``experiments/shift_split.py``) also the quantiles of Type-2 lines beyond the training lines' largest
+    coefficient, from its ``valid_out`` files (the same variants, the same limits)."""
     from ..inference.conformal import ModelFit, fit_kind
     from ..inference.predictor import Predictor, PredictorOptions
     from ..inference.trust_stage import trust_for
     from ..trust.annotate import annotate_records
     from ..trust.calibrators import calibration_code
+    from ..trust.coefficients import applies
+    from ..trust.fit import training_max_coefficient, training_meta
     from ..trust.sidecar import sidecar_paths
 
     if not checkpoint.is_file():
@@ -79,28 +84,43 @@ def fit_model(
     rows: dict[int, list[tuple[list[float], list[bool]]]] = defaultdict(list)
     files: dict[int, list[dict[str, Any]]] = defaultdict(list)
     prefix = "S_" if repr == "smiles" else "F_"
+    beyond_rows: dict[int, list[tuple[list[float], list[bool]]]] = defaultdict(list)
+    beyond_files: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    max_coef = None if shifted is None else training_max_coefficient(training_meta(built, repr))
     for variant, limit in variants:
         if variant[:2] in ("F_", "S_") and variant[:2] != prefix:
             continue  # a variant of the other representation: the other checkpoint's
-        ls: LineSet = line_sets(built, repr, [variant], "valid")[0]
-        recs = predict_set(predictor, ls, k, limit, cache, name, log)
-        annotate_records(recs, trust, repr, top_k=k, domain=False)
-        targets = read_lines(ls.tgt)[: len(recs)]
-        labelled = labelled_rows(recs, targets, repr)
-        for rec, row in zip(recs, labelled, strict=True):
-            rows[calibration_code(rec)].append(row)
-        em = sum(r[1][0] for r in labelled if r[1]) / max(len(labelled), 1)
-        files[ls.line_type].append({"src": str(ls.src), "lines": len(recs), "EM": round(em, 4)})
-        log(f"{ls.name}: {len(recs)} validation lines, EM {100 * em:.2f}")
+        sets = [(ls, False) for ls in line_sets(built, repr, [variant], "valid")]
+        if shifted is not None:
+            sets += [(ls, True) for ls in line_sets(shifted, repr, [variant], "valid_out", missing_ok=True)]
+        for ls, beyond in sets:
+            recs = predict_set(predictor, ls, k, limit, cache, name, log)
+            annotate_records(recs, trust, repr, top_k=k, domain=False)
+            labelled = labelled_rows(recs, read_lines(ls.tgt)[: len(recs)], repr)
+            for rec, row in zip(recs, labelled, strict=True):
+                far = beyond and max_coef is not None and applies(rec, max_coef)
+                if beyond and not far:
+                    continue  # a shifted line the rule does not read (a fallback): in neither fit
+                (beyond_rows if far else rows)[calibration_code(rec)].append(row)
+            em = sum(r[1][0] for r in labelled if r[1]) / max(len(labelled), 1)
+            (beyond_files if beyond else files)[ls.line_type].append(
+                {"src": str(ls.src), "lines": len(recs), "EM": round(em, 4)}
+            )
+            log(f"{ls.name}: {len(recs)} validation lines, EM {100 * em:.2f}")
     if not rows:
         raise InputError(f"--valid names no variant in {checkpoint.name}'s representation ({repr})")
     kinds = {kind: fit_kind(r, range(1, k + 1), coverages, score, files[kind]) for kind, r in sorted(rows.items())}
+    beyond_kinds = {
+        kind: fit_kind(r, range(1, k + 1), coverages, score, beyond_files[kind]) for kind, r in beyond_rows.items()
+    }
     return ModelFit(
         checkpoint.name,
         sha256_file(checkpoint),
         None if trust is None else sha256_file(trust_json),
         repr,
         kinds,
+        beyond_kinds,
+        max_coef if beyond_kinds else None,
     )
 
 
@@ -116,8 +136,11 @@ def run_conformal(
     out: Path = Path("results/conformal/conformal.json"),
     command: str = "",
     log: Callable = print,
+    shifted: Path | None = None,
 ) -> dict[str, Any]:
-    """Fit every checkpoint, write the sidecar to ``out``; returns it (with ``path``)."""
+    """Fit every checkpoint, write the sidecar to ``out``; returns it (with ``path``). ``shifted``: a folder of
+    shifted validation files whose ``valid_out`` lines fit the quantiles of lines beyond the training
+    coefficients (:func:`fit_model`)."""
     import torch
 
     from ..inference.conformal import COVERAGES, SCORES, ConformalTable
@@ -132,13 +155,19 @@ def run_conformal(
             raise InputError(f"--coverages: each must lie strictly between 0 and 1, got {c}")
     if out.is_dir():
         raise InputError("--out is a folder; name the sidecar file", path=str(out))
+    if shifted is not None and not shifted.is_dir():
+        raise InputError("no such folder of shifted validation files", path=str(shifted))
     torch.set_num_threads(1)
     variants = parse_variants(valid)
     models = [
-        fit_model(Path(c), built, variants, k=k, coverages=coverages, score=score, cache=records, log=log)
+        fit_model(
+            Path(c), built, variants, k=k, coverages=coverages, score=score, cache=records, log=log, shifted=shifted
+        )
         for c in checkpoints
     ]
     fitted = {"command": command, "built": str(built), "valid": valid, "top_k": k, "coverages": list(coverages)}
+    if shifted is not None:
+        fitted["shifted"] = str(shifted)
     table = ConformalTable(score, models, fitted)
     d = table.to_json()
     atomic_write_json(out, d)
@@ -146,4 +175,8 @@ def run_conformal(
         for kind, kf in sorted(m.kinds.items()):
             q = kf.quantiles[k].get(0.9, "-")
             log(f"{m.checkpoint} Type {kind}: {kf.lines} lines, outside top-{k}: {kf.outside[k]}, q(0.9) = {q}")
+        for kind, kf in sorted(m.beyond.items()):
+            q = kf.quantiles[k].get(0.9, "-")
+            log(f"{m.checkpoint} Type {kind} beyond coefficient {m.max_coef}: {kf.lines} lines, outside top-{k}: "
+                f"{kf.outside[k]}, q(0.9) = {q}")  # fmt: skip
     return {**d, "path": str(out)}

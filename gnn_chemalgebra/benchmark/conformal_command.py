@@ -33,6 +33,12 @@ def add_conformal_command(bench: typer.Typer, wrap: Callable[..., Any], command_
         score: str = typer.Option("lac", "--score", help="Nonconformity score: lac (1 - p) or aps (cumulative)."),
         records: Path = typer.Option(None, "--records", help="Folder keeping prediction records for reuse."),
         out: Path = typer.Option(Path("results/conformal/conformal.json"), "--out", help="The sidecar written (JSON)."),
+        shifted: Path = typer.Option(
+            None,
+            "--shifted",
+            help="Shifted validation files (experiments/shift_split.py): valid_out fits the "
+            "quantiles of Type-2 lines beyond the training coefficients.",
+        ),
     ) -> None:
         """Conformal prediction sets: fit on validation lines the quantiles that gnnca predict --coverage reads
         (pass the file with --conformal, or name it <checkpoint>.conformal.json beside the checkpoint)."""
@@ -53,6 +59,7 @@ def add_conformal_command(bench: typer.Typer, wrap: Callable[..., Any], command_
             score=score,
             records=records,
             out=out,
+            shifted=shifted,
             command=command_of(ctx),
             log=lambda m: typer.echo(m, err=True),
         )

@@ -142,20 +142,45 @@ class ModelFit:
     trust_sha256: str | None
     repr: str
     kinds: dict[int, KindFit]
+    # Type-2 lines beyond the training lines' largest coefficient (``max_coef``) are not exchangeable with the
+    # validation lines: their own quantiles, fitted on shifted validation lines (valid reactions, coefficients 6-10)
+    beyond: dict[int, KindFit] = field(default_factory=dict)
+    max_coef: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        d = {
             "checkpoint": self.checkpoint,
             "checkpoint_sha256": self.checkpoint_sha256,
             "trust_sha256": self.trust_sha256,
             "repr": self.repr,
             "kinds": {str(k): v.to_json() for k, v in sorted(self.kinds.items())},
         }
+        if self.beyond:
+            d["beyond_training"] = {
+                "max_coef": self.max_coef,
+                "kinds": {str(k): v.to_json() for k, v in sorted(self.beyond.items())},
+            }
+        return d
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ModelFit:
         kinds = {int(k): KindFit.from_json(v) for k, v in d["kinds"].items()}
-        return cls(str(d["checkpoint"]), str(d["checkpoint_sha256"]), d.get("trust_sha256"), str(d["repr"]), kinds)
+        bt = d.get("beyond_training") or {}
+        beyond = {int(k): KindFit.from_json(v) for k, v in (bt.get("kinds") or {}).items()}
+        max_coef = None if bt.get("max_coef") is None else int(bt["max_coef"])
+        base = (str(d["checkpoint"]), str(d["checkpoint_sha256"]), d.get("trust_sha256"), str(d["repr"]), kinds)
+        return cls(*base, beyond, max_coef)
+
+    def kind_fit(self, r: Mapping[str, Any]) -> KindFit | None:
+        """The quantiles a record's set reads: its kind's, or those of lines beyond the training coefficients
+        when it is one (:func:`~gnn_chemalgebra.trust.coefficients.applies`) and they were fitted."""
+        from ..trust.calibrators import calibration_code
+        from ..trust.coefficients import applies
+
+        code = calibration_code(r)
+        if self.max_coef is not None and code in self.beyond and applies(r, self.max_coef):
+            return self.beyond[code]
+        return self.kinds.get(code)
 
 
 @dataclass
@@ -223,15 +248,14 @@ def annotate_sets(
     into each record, from its ``top_k`` rows (the first ``k``). ``None`` for both, with ``conformal_note``
     saying why, when the set cannot be stated: a line kind without a fit, a k or coverage not fitted, an
     unreachable coverage, or a confidence measured under other settings than the fit's."""
-    from ..trust.calibrators import calibration_code
-
     for r in records:
         r["prediction_set"], r["set_size"] = None, None
         note = _why_no_set(r, fit, coverage, k)
-        if note is not None:
+        kf = fit.kind_fit(r)
+        if note is not None or kf is None:
             r["conformal_note"] = note
             continue
-        q = _quantile(fit.kinds[calibration_code(r)], k, coverage)
+        q = _quantile(kf, k, coverage)
         rows = (r.get("top_k") or [])[:k]
         members = set_members([float(x["probability"]) for x in rows], q, score)  # type: ignore[arg-type]
         r["prediction_set"] = [
@@ -252,7 +276,7 @@ def _why_no_set(r: Mapping[str, Any], fit: ModelFit, coverage: float, k: int) ->
     if r.get("calibration_note"):
         return "the confidence is not the one the sets were fitted on: " + str(r["calibration_note"])
     kind = KINDS[calibration_kind(r)]
-    kf = fit.kinds.get(kind.stored)
+    kf = fit.kind_fit(r)
     if kf is None:
         return f"no conformal fit for {kind.what} of {fit.checkpoint}"
     if k not in kf.quantiles:

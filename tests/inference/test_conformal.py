@@ -163,3 +163,21 @@ def test_sidecar_round_trip_and_refusals(tmp_path: Path) -> None:
         ConformalTable.load(path)
     with pytest.raises(InputError, match="not found"):
         ConformalTable.load(tmp_path / "none.json")
+
+
+@pytest.mark.unit
+def test_type2_lines_beyond_the_training_coefficients_read_their_own_quantiles() -> None:
+    rows = [{"prediction": "A", "probability": 0.55}, {"prediction": "B", "probability": 0.3}]
+    inside = KindFit({5: {0.8: 0.5}}, 100)  # sets hold p >= 0.5
+    beyond = KindFit({5: {0.8: 0.75}}, 100)  # sets hold p >= 0.25: lines unlike the validation lines need more
+    model = ModelFit("m.pt", "0" * 64, None, "formula", {2: inside}, {2: beyond}, 5)
+    again = ModelFit.from_json(json.loads(json.dumps(model.to_json())))
+    assert again.max_coef == 5 and again.beyond[2].quantiles == beyond.quantiles
+    t2 = {"line_type": 2, "extent_rule": "bayes", "top_k": rows}
+    small = {**t2, "source": "{3}CH4O.{2}C2H4O2"}
+    big = {**t2, "source": "{8}CH4O.{7}C2H4O2"}
+    out = annotate_sets([dict(small), dict(big), {**big, "extent_rule": "limiting"}], again, 0.8, 5, "lac")
+    assert [r["set_size"] for r in out[:2]] == [1, 2]
+    assert out[2]["set_size"] is None  # a chemist's amounts: no fit, as before
+    plain = ModelFit("m.pt", "0" * 64, None, "formula", {2: inside})  # a sidecar without them: one quantile
+    assert [r["set_size"] for r in annotate_sets([dict(small), dict(big)], plain, 0.8, 5, "lac")] == [1, 1]
