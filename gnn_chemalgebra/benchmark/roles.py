@@ -59,13 +59,13 @@ def role_report(
         reader = predictor.reader(int(variant_props(long_name)["type"]))  # the head that wrote these lines
         probs = head_probabilities(reader, examples, batch_size)
         records = reader.predict(examples, batch_size=batch_size)
-        samples = role_samples(examples, probs, [r["nu"] for r in records])
+        samples = role_samples(examples, probs, [r.nu for r in records])
         m = role_metrics(samples["gold"], samples["prob"], samples["decoded"])
         m.update(
             variant=long_name,
             split=split,
             lines=len(examples),
-            fallback_lines=sum(bool(r.get("fallback")) for r in records),
+            fallback_lines=sum(r.fallback for r in records),
         )
         reports[f"{variant_short(long_name)} {split}"] = m
         log(
@@ -138,7 +138,7 @@ def balance_scores(predictor: Any, examples: Sequence[Any], batch_size: int = 64
         dec.warm_edit_cache(chunk, outs)
         for ex, r in zip(chunk, outs, strict=True):
             rec = predictor.decode_one(ex, r)
-            lines.append(rec["prediction"])
+            lines.append(rec.prediction)
             nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, r["role_p"].argmax(-1).tolist(), strict=True)}
             left = dec.leftover_candidates(r)
             extras = [left[0][0]] if left and left[0][0] else []
@@ -150,7 +150,7 @@ def balance_scores(predictor: Any, examples: Sequence[Any], batch_size: int = 64
                 per_role[g] += 1
                 per_role_ok[g] += nu[m] == g
             line_ok += all(nu[m] == g for m, g in zip(ex.mols, gold, strict=True))
-            dec_nu = {m: _gold_nu(v) for m, v in rec["nu"].items()}
+            dec_nu = {m: _gold_nu(v) for m, v in rec.nu.items()}
             dec_line_ok += all(dec_nu.get(m, 0) == g for m, g in zip(ex.mols, gold, strict=True))
     n = len(examples)
     res = evaluate_lines(lines, [ex.tgt for ex in examples], predictor.repr)

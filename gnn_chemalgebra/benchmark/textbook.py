@@ -74,7 +74,8 @@ class _Models:
 
     def __init__(self, opts: TextbookOptions) -> None:
         from ..inference.decoder import extent_rule_for
-        from ..inference.predict_command import PredictOptions, Predictors, check_options
+        from ..inference.options import PredictOptions, check_options
+        from ..inference.predict_command import Predictors
 
         extent_rule_for([], opts.extent)  # an unknown rule is one line, before a model loads
         base = PredictOptions(

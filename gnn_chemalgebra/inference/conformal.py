@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .prediction import SetFields
 
 FORMAT = 1
 KIND = "gnnca-conformal"
@@ -266,10 +267,10 @@ def _why_no_set(r: Mapping[str, Any], fit: ModelFit, coverage: float, k: int) ->
     return None
 
 
-def text_line(record: Mapping[str, Any]) -> str:
-    """A record's set as a text output line: its size, then each line and its probability, tab separated
+def text_line(sets: SetFields | None) -> str:
+    """A line's set as a text output line: its size, then each line and its probability, tab separated
     (``2<TAB>line1<TAB>0.8123<TAB>line2<TAB>0.1201``); ``0`` for an empty set, ``NA`` when no set can be stated."""
-    members = record.get("prediction_set")
+    members = None if sets is None else sets.members
     if members is None:
         return "NA"
-    return "\t".join([str(len(members)), *(f"{m['prediction']}\t{float(m['probability']):.4f}" for m in members)])
+    return "\t".join([str(len(members)), *(f"{m.prediction}\t{float(m.probability):.4f}" for m in members)])

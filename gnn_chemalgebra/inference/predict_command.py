@@ -13,101 +13,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..chem.limits import Limits, limit_error
-from ..config import DecodeConfig
+from ..chem.limits import limit_error
+from ..data.dataset import BagExample
 from ..errors import InputError, PredictStopped
-from ..io import cannot_write_in, checkpoint_paths
-from .byproduct_convention import check_convention, resolve_byproducts
+from ..io import checkpoint_paths
+from .byproduct_convention import resolve_byproducts
+from .options import PredictOptions, check_options, limits_of, max_chars_of
 from .output import write_outcomes
 from .predict_sets import RunTrust, check_trust_options
+from .prediction import JsonObject, LinePredictor, Prediction
 from .report import count_fallbacks
-from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
+from .run import default_checkpoint, resolve_extent
 from .source import LineSource, RawLine, text_lines
 from .stop import StopOnSignals, StopSignal, reader_gone
 from .stream import LineStream, StreamCounts
-
-REPRS = ("auto", "smiles", "formula")
-
-
-@dataclass
-class PredictOptions:
-    """The options of ``gnnca predict`` (see its ``--help``)."""
-
-    input: str
-    checkpoint: Path | None = None
-    edit_checkpoint: Path | None = None
-    repr: str = "auto"
-    extent: str = "auto"
-    byproducts: str = "auto"
-    settings: list[str] = field(default_factory=list)
-    as_json: bool = False
-    draw: Path | None = None
-    skip_invalid: bool = False
-    beam: int = 1
-    coef_set: str = "auto"
-    line_type: str = "auto"
-    max_chars: int | None = None  # None: the default of chem.limits; 0: no limit
-    max_atoms: int | None = None
-    max_molecules: int | None = None
-    max_total_atoms: int | None = None
-    max_coef: int | None = None
-    device: str = "cpu"
-    batch_size: int = 256
-    workers: int = 1
-    quiet: bool = False
-    top_k: int = 1
-    min_confidence: float | None = None
-    columns: bool = False
-    keep_out_of_domain: bool = False  # --min-confidence keeps lines the in-domain index marks out of domain
-    coverage: float | None = None  # conformal prediction sets at this coverage (:mod:`.predict_sets`)
-    conformal: Path | None = None  # the conformal sidecar (default: beside the checkpoint)
-
-
-def limits_of(opts: PredictOptions) -> Limits:
-    """The size limits a line must keep (the defaults, with the ``--max-*`` options put in)."""
-    return Limits.from_options(opts.max_atoms, opts.max_molecules, opts.max_chars, opts.max_total_atoms, opts.max_coef)
-
-
-def check_options(opts: PredictOptions) -> None:
-    """Every option checked before a model is loaded or a line read: one :class:`InputError` line each."""
-    if opts.coef_set not in COEF_SETS:
-        raise InputError(f"--coef-set must be in, out or auto, got {opts.coef_set!r}")
-    if opts.repr not in REPRS:
-        raise InputError(f"--repr must be smiles, formula or auto, got {opts.repr!r}")
-    line_vtype([], opts.line_type, 1)
-    check_convention(opts.byproducts)
-    limits_of(opts)  # a negative limit is one line
-    decode_overrides(DecodeConfig(), opts.settings)  # a bad --set item fails here, even for an input of no lines
-    for name in ("beam", "batch_size", "workers"):
-        if getattr(opts, name) < 1:
-            raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(opts, name)}")
-    if opts.top_k < 1:
-        raise InputError(f"--top-k must be at least 1, got {opts.top_k}")
-    if opts.min_confidence is not None and not 0.0 <= opts.min_confidence <= 1.0:
-        raise InputError(f"--min-confidence must lie in [0, 1], got {opts.min_confidence}")
-    if opts.draw is not None:
-        folder = Path(opts.draw) if Path(opts.draw).is_dir() else Path(opts.draw).parent
-        if not folder.is_dir():
-            raise InputError("folder for --draw does not exist (create it first)", path=str(folder))
-        why = cannot_write_in(folder)
-        if why is not None:
-            raise InputError(f"cannot write the --draw images in this folder: {why}", path=str(folder))
-    if opts.input != "-":
-        path = Path(opts.input)
-        if not path.exists():
-            raise InputError("input file not found", path=opts.input)
-        if path.is_dir():
-            raise InputError("is a folder, not an input file", path=opts.input)
-    for spec in (opts.checkpoint, opts.edit_checkpoint):
-        if spec is None:
-            continue
-        for part in checkpoint_paths(spec):
-            if not Path(part).exists():
-                raise InputError("checkpoint not found", path=part)
-            if Path(part).is_dir():
-                raise InputError("is a folder, not a checkpoint file", path=part)
-            if not os.access(part, os.R_OK):
-                raise InputError("checkpoint not readable (permission denied)", path=part)
 
 
 class Predictors:
@@ -171,12 +90,11 @@ class Predictors:
         o = self.opts
         return self.domain or o.min_confidence is not None or o.columns or o.top_k > 1
 
-    def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
-        """The trust fields of a batch's records: the checkpoint's calibration and in-domain index when saved
+    def annotate(self, predictor: LinePredictor, preds: list[Prediction]) -> None:
+        """The trust fields of a batch's predictions: the checkpoint's calibration and in-domain index when saved
         beside it, else the raw confidence marked uncalibrated. The in-domain fields only for --json (text output
         does not show them, and the index search is most of the cost; the Python API asks for them)."""
-        from ..trust.annotate import annotate_records
-        from .trust_stage import trust_for
+        from .trust_stage import annotate_predictions, trust_for
 
         key = id(predictor)
         if key not in self._trust:
@@ -187,8 +105,8 @@ class Predictors:
                     f"gnnca: note: no calibration for {src.checkpoint if src else 'this model'} (no .trust.json "
                     'beside it, or fitted with other models): the confidences are raw ("calibrated": false)'
                 )
-        annotate_records(records, self._trust[key], predictor.repr, self.opts.top_k, domain=self.domain)
-        self.trust.annotate(predictor, records)
+        annotate_predictions(preds, self._trust[key], predictor.repr, self.opts.top_k, domain=self.domain)
+        self.trust.annotate(predictor, preds)
 
     def fixed(self) -> Any | None:
         """The checkpoint the user named ($GNNCA_CHECKPOINT included), loaded; ``None`` for the bundled ones."""
@@ -282,14 +200,9 @@ def _run(opts: PredictOptions, echo: Callable[[str], None], out: TextIO, after_l
         from .draw import draw_reactions  # RDKit drawing + PIL: only when asked
 
         with stop.raising():  # a stop removes the temporary file of the image being written
-            draw_reactions(records, opts.draw, stream.use or "smiles")
+            draw_reactions([p.to_json() for p in records], opts.draw, stream.use or "smiles")  # an output
     predictors.trust.report(stream.counts.predicted, echo)
     return _report(stream.counts, opts, echo)
-
-
-def max_chars_of(opts: PredictOptions) -> int:
-    """The character limit of one input line (0, no limit: a number no line reaches)."""
-    return limits_of(opts).max_chars or sys.maxsize // 8
 
 
 def line_stream(
@@ -332,13 +245,18 @@ def line_stream(
 
 @dataclass
 class PredictResult:
-    """Records (one per predicted line, with its 1-based ``line``), refused lines' messages, and the count of
+    """Predictions (one per predicted line, with its 1-based ``line``), refused lines' messages, and the count of
     lines written without a balanced hypothesis (``fallback``)."""
 
-    records: list[dict[str, Any]] = field(default_factory=list)
+    predictions: list[Prediction] = field(default_factory=list)
     repr: str | None = None
     refused: list[tuple[int, str]] = field(default_factory=list)  # (line, located message) of each refused line
     blank: list[int] = field(default_factory=list)  # the blank or ``#`` lines (nothing to predict)
+
+    @property
+    def records(self) -> list[JsonObject]:
+        """The predictions as ``gnnca predict --json`` writes them (what the benchmark stores and fits on)."""
+        return [p.to_json() for p in self.predictions]
 
     @property
     def invalid(self) -> list[str]:
@@ -347,7 +265,7 @@ class PredictResult:
 
     @property
     def fallbacks(self) -> int:
-        return count_fallbacks(self.records)
+        return count_fallbacks(self.predictions)
 
 
 def collect(stream: LineStream, lines: Iterable[RawLine]) -> PredictResult:
@@ -359,8 +277,8 @@ def collect(stream: LineStream, lines: Iterable[RawLine]) -> PredictResult:
     with _frozen_heap():
         for group in stream.run(lines):
             for o in group:
-                if o.record is not None:
-                    res.records.append(o.record)
+                if o.prediction is not None:
+                    res.predictions.append(o.prediction)
                 elif o.error is not None:
                     res.refused.append((o.line, o.error))
                 elif o.blank:
@@ -399,11 +317,10 @@ class _Given:
         o = self.opts
         return self.domain or o.min_confidence is not None or o.columns or o.top_k > 1
 
-    def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
-        from ..trust.annotate import annotate_records
-        from .trust_stage import trust_for
+    def annotate(self, predictor: LinePredictor, preds: list[Prediction]) -> None:
+        from .trust_stage import annotate_predictions, trust_for
 
-        annotate_records(records, trust_for(predictor), predictor.repr, self.top_k)
+        annotate_predictions(preds, trust_for(predictor), predictor.repr, self.top_k)
 
 
 def predict_lines(
@@ -442,7 +359,7 @@ def predict_lines(
     return collect(stream, text_lines(list(lines), max_chars_of(opts), source_name))
 
 
-def _batch_predictor(opts: PredictOptions) -> Callable[[Any, list], list[dict[str, Any]]]:
+def _batch_predictor(opts: PredictOptions) -> Callable[[LinePredictor, list[BagExample]], list[Prediction]]:
     """One flushed batch -> records: in this process, or split over ``--workers`` processes (input order kept).
     The beam is at least ``--top-k`` wide (the alternatives come from it)."""
     beam = max(opts.beam, opts.top_k)
@@ -452,7 +369,7 @@ def _batch_predictor(opts: PredictOptions) -> Callable[[Any, list], list[dict[st
     from ..progress import bar
     from .run import _predict_in_workers
 
-    def pooled(p: Any, exs: list) -> list[dict[str, Any]]:
+    def pooled(p: LinePredictor, exs: list[BagExample]) -> list[Prediction]:
         chunks = [exs[s : s + opts.batch_size] for s in range(0, len(exs), opts.batch_size)]
         if len(chunks) == 1:
             return p.predict(exs, batch_size=opts.batch_size, beam=beam)

@@ -19,6 +19,7 @@ from ..chem.bag import format_bag
 from ..chem.bagfile import LineReading, _reading, _why, read_line
 from ..data.dataset import BagExample
 from ..errors import InputError
+from .prediction import JsonObject, LinePredictor, Prediction
 from .run import line_vtype, to_example
 
 READ_AHEAD = 10_000  # ambiguous leading lines held before the input's representation is settled as SMILES
@@ -26,12 +27,12 @@ READ_AHEAD = 10_000  # ambiguous leading lines held before the input's represent
 
 @dataclass(slots=True)
 class Outcome:
-    """What one input line gave: a ``record``, a refusal (``error``: the located message, ``reason``: the
-    unlocated one, for counting), or nothing (``blank``: an empty or ``#`` line). ``abstained``: the record's
-    confidence was below ``--min-confidence`` (why, in words); its line is written empty."""
+    """What one input line gave: a ``prediction``, a refusal (``error``: the located message, ``reason``: the
+    unlocated one, for counting), or nothing (``blank``: an empty or ``#`` line). ``abstained``: the
+    prediction's confidence was below ``--min-confidence`` (why, in words); its line is written empty."""
 
     line: int
-    record: dict[str, Any] | None = None
+    prediction: Prediction | None = None
     error: str | None = None
     reason: str | None = None
     blank: bool = False
@@ -40,24 +41,26 @@ class Outcome:
     @property
     def complete(self) -> bool:
         """Whether the line has its outcome (a line still waiting for its batch or its representation has none)."""
-        return self.record is not None or self.error is not None or self.blank
+        return self.prediction is not None or self.error is not None or self.blank
 
     def text(self) -> str:
         """The output line: the prediction, or empty for a refused, blank or abstained line."""
-        return self.record["prediction"] if self.record is not None and self.abstained is None else ""
+        return self.prediction.prediction if self.prediction is not None and self.abstained is None else ""
 
-    def json(self) -> dict[str, Any]:
-        if self.record is not None and self.abstained is not None:
+    def json(self) -> JsonObject:
+        """The ``--json`` object of the line."""
+        if self.prediction is not None and self.abstained is not None:
+            rec = self.prediction.to_json()
             keep = ("confidence", "calibrated", "in_domain", "nearest_training_similarity", "domain_notes")
             return {
                 "line": self.line,
                 "prediction": "",
                 "abstained": True,
                 "reason": self.abstained,
-                **{k: self.record.get(k) for k in keep},
+                **{k: rec.get(k) for k in keep},
             }
-        if self.record is not None:
-            return self.record
+        if self.prediction is not None:
+            return self.prediction.to_json()
         if self.blank:
             return {"line": self.line, "prediction": "", "blank": True}
         return {"line": self.line, "prediction": "", "error": self.error}
@@ -96,7 +99,7 @@ class LineStream:
 
     def __init__(
         self,
-        predictor_for: Callable[[str], Any],
+        predictor_for: Callable[[str], LinePredictor],
         *,
         fixed_repr: str | None = None,
         fixed_by: str = "",
@@ -108,8 +111,8 @@ class LineStream:
         batch_size: int = 256,
         check: Callable[[str, Any], InputError | None] | None = None,
         on_unequal: Callable[[], None] | None = None,
-        predict_batch: Callable[[Any, list[BagExample]], list[dict[str, Any]]] | None = None,
-        annotate: Callable[[Any, list[dict[str, Any]]], None] | None = None,
+        predict_batch: Callable[[LinePredictor, list[BagExample]], list[Prediction]] | None = None,
+        annotate: Callable[[LinePredictor, list[Prediction]], None] | None = None,
         min_confidence: float | None = None,
     ) -> None:
         self.predictor_for = predictor_for
@@ -241,22 +244,16 @@ class LineStream:
             return
         batch, self._batch = self._batch, []
         predictor = self.predictor_for(self.use)
-        records = self.predict_batch(predictor, [ex for _, ex in batch])
-        for (out, ex), rec in zip(batch, records, strict=True):
-            out.record = {
-                "line": out.line,
-                "source": format_bag(ex.terms),
-                "coef_set": ex.cset,
-                "line_type": ex.vtype,
-                **rec,
-            }
+        preds = self.predict_batch(predictor, [ex for _, ex in batch])
+        for (out, ex), pred in zip(batch, preds, strict=True):
+            out.prediction = pred.placed(out.line, format_bag(ex.terms), ex.cset, ex.vtype)
             self.counts.predicted += 1
-            self.counts.fallbacks += bool(rec.get("fallback"))
+            self.counts.fallbacks += bool(pred.fallback)
         if self.annotate is not None:
-            self.annotate(predictor, [out.record for out, _ in batch])
+            self.annotate(predictor, preds)
         if self.min_confidence is not None:
             for out, _ in batch:
-                c = float(out.record.get("confidence") or 0.0)
+                c = out.prediction.min_confidence_value if out.prediction is not None else 0.0
                 if c < self.min_confidence:
                     out.abstained = f"confidence {c:.4f} < --min-confidence {self.min_confidence:g}"
                     self.counts.abstained += 1

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.source import LineSource
 from gnn_chemalgebra.inference.stream import LineStream
 
@@ -36,7 +37,7 @@ class EchoPredictor:
 
     def predict(self, examples, batch_size=256, beam=1):  # noqa: ANN001, ANN201
         self.batches.append(len(examples))
-        return [{"prediction": "|".join(t.mol for t in ex.terms), "fallback": False} for ex in examples]
+        return [Prediction.of_line("|".join(t.mol for t in ex.terms)) for ex in examples]
 
 
 # ----------------------------------------------------------------------------------------------------- reader
@@ -162,7 +163,7 @@ def test_random_lines_stay_aligned_and_never_raise_with_skip_invalid(lines: list
     out, _, stream = _run(lines, skip_invalid=True, batch_size=batch)
     n = len("\n".join(lines).encode().split(b"\n"))  # the lines the reader sees
     assert [o.line for o in out] == list(range(1, n + 1))
-    assert all((o.record is not None) + (o.error is not None) + o.blank == 1 for o in out)
+    assert all((o.prediction is not None) + (o.error is not None) + o.blank == 1 for o in out)
     assert stream.counts.predicted + stream.counts.blank + stream.counts.refused_total == n
 
 

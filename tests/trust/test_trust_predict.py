@@ -16,6 +16,7 @@ from typer.testing import CliRunner
 
 from gnn_chemalgebra.chem.molecule import bag_composition
 from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.source import LineSource
 from gnn_chemalgebra.inference.stream import LineStream
 
@@ -28,15 +29,14 @@ class FixedPredictor:
     repr, vtype = "formula", 1
 
     def predict(self, examples, batch_size=256, beam=1):  # noqa: ANN001, ANN201
-        return [{"prediction": ".".join(t.mol for t in ex.terms), "fallback": False} for ex in examples]
+        return [Prediction.of_line(".".join(t.mol for t in ex.terms)) for ex in examples]
 
 
 @pytest.mark.unit
 def test_min_confidence_abstains_in_place() -> None:
-    def annotate(_p, records):  # noqa: ANN001, ANN202 - confidence 0.9 when the line holds water, else 0.2
-        for r in records:
-            r["confidence"] = 0.9 if "H2O" in r["prediction"] else 0.2
-            r["in_domain"] = True
+    def annotate(_p, preds):  # noqa: ANN001, ANN202 - confidence 0.9 when the line holds water, else 0.2
+        for p in preds:
+            p.confidence = 0.9 if "H2O" in p.prediction else 0.2
 
     text = b"H2O.ClNa\n\n# note\nCH4.O2\n}}bad{{\nH2O.HCl\nC2H6O\n"
     stream = LineStream(
