@@ -141,7 +141,7 @@ class ReactionPredictor:
         from .config import DecodeConfig
         from .inference.byproduct_convention import check_convention
         from .inference.options import PredictOptions
-        from .inference.predict_command import Predictors
+        from .inference.pipeline import Models
         from .inference.run import COEF_SETS, decode_overrides, resolve_extent
 
         _choice("coef_set", coef_set, COEF_SETS)
@@ -168,13 +168,13 @@ class ReactionPredictor:
             coef_set=coef_set,
             device=device,
         )
-        # the predictors of gnnca predict (Predictor.from_checkpoint), with the in-domain fields in every record
-        self._predictors = Predictors(self.options, self.extent, domain=True)
+        # the models of gnnca predict (Predictor.from_checkpoint); every record shows its confidence
+        self._models = Models(self.options, self.extent, second_opinion=True)
         if checkpoint is not None:
             for part in checkpoint_paths(str(checkpoint)):  # a.pt,b.pt: an ensemble
                 if not Path(part).is_file():
                     raise InputError("no such checkpoint", path=part)
-            self._predictors.fixed()
+            self._models.fixed()
 
     def predict(
         self,
@@ -200,7 +200,8 @@ class ReactionPredictor:
         below it, or out of domain (``in_domain`` false) unless ``keep_out_of_domain``, is returned with
         ``abstained`` true and an empty ``prediction``; ``skip_invalid``: a bad line is
         returned in its place with ``error`` set (as ``gnnca predict --skip-invalid``) instead of raising."""
-        from .inference.predict_command import check_options, collect, line_stream, max_chars_of
+        from .inference.options import check_options, max_chars_of
+        from .inference.predict_command import build_pipeline, collect
         from .inference.source import text_lines
 
         for name, value in (("beam", beam), ("batch_size", batch_size), ("workers", workers), ("top_k", top_k)):
@@ -218,10 +219,11 @@ class ReactionPredictor:
             self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k, skip_invalid=skip_invalid
         )
         check_options(replace(opts, input="-"))
-        self._predictors.opts = opts
         items = _text_items(lines)
-        stream = line_stream(opts, self._predictors, "<input>")
-        res = collect(stream, text_lines(items, max_chars_of(opts), "<input>"))
+        # the path of gnnca predict, with the in-domain fields in every record
+        pipeline = build_pipeline(opts, self.extent, models=self._models, domain=True)
+        stream = pipeline.stream("<input>")
+        res = collect(pipeline, stream, text_lines(items, max_chars_of(opts), "<input>"))
         out = [Prediction.from_prediction(p, min_confidence, keep_out_of_domain) for p in res.predictions]
         out += [Prediction.refused(n, items[n - 1], e) for n, e in res.refused]  # numbered as text_lines does
         out += [Prediction.passed_over(n, items[n - 1]) for n in res.blank]

@@ -75,7 +75,7 @@ class _Models:
     def __init__(self, opts: TextbookOptions) -> None:
         from ..inference.decoder import extent_rule_for
         from ..inference.options import PredictOptions, check_options
-        from ..inference.predict_command import Predictors
+        from ..inference.pipeline import Models
 
         extent_rule_for([], opts.extent)  # an unknown rule is one line, before a model loads
         base = PredictOptions(
@@ -83,33 +83,38 @@ class _Models:
             device=opts.device, settings=list(opts.settings),
         )  # fmt: skip
         check_options(base)  # --line-type and --set as gnnca predict checks them
-        self.by_repr: dict[str, Any] = {}
+        self.extent = opts.extent
+        self.by_repr: dict[str, Models] = {}
         self.names: dict[str, str] = {}
         if not opts.checkpoints:
-            self.bundled = Predictors(base, opts.extent, domain=True)
+            self.bundled: Models | None = Models(base, opts.extent, second_opinion=True)
             return
         self.bundled = None
         for path in opts.checkpoints:
             if not Path(path).is_file():
                 raise InputError("checkpoint not found", path=str(path))
-            pred = Predictors(_with(base, checkpoint=Path(path)), opts.extent, domain=True)
-            repr = pred.fixed().repr
+            pred = Models(_with(base, checkpoint=Path(path)), opts.extent, second_opinion=True)
+            fixed = pred.fixed()
+            assert fixed is not None  # a checkpoint was named
+            repr = fixed.repr
             if repr in self.by_repr:
                 raise InputError(f"two checkpoints read {repr}: give one per representation", path=str(path))
             self.by_repr[repr], self.names[repr] = pred, str(path)
 
     def predict(self, lines: list[str], repr: str) -> tuple[list[dict[str, Any] | None], str]:
         """One record per line (``None`` where the line was refused, with its message in the record's place)."""
-        from ..inference.predict_command import collect, line_stream, max_chars_of
+        from ..inference.options import max_chars_of
+        from ..inference.predict_command import build_pipeline, collect
         from ..inference.run import default_checkpoint
         from ..inference.source import text_lines
 
-        preds = self.bundled if self.bundled is not None else self.by_repr.get(repr)
-        if preds is None:
+        models = self.bundled if self.bundled is not None else self.by_repr.get(repr)
+        if models is None:
             raise InputError(f"no checkpoint reads {repr}: give one with --checkpoint or leave it out")
-        opts = _with(preds.opts, repr=repr)
-        preds.opts = opts
-        res = collect(line_stream(opts, preds, "<textbook>"), text_lines(lines, max_chars_of(opts), "<textbook>"))
+        opts = _with(models.opts, repr=repr)
+        pipeline = build_pipeline(opts, self.extent, models=models, domain=True)
+        stream = pipeline.stream("<textbook>")
+        res = collect(pipeline, stream, text_lines(lines, max_chars_of(opts), "<textbook>"))
         out: list[dict[str, Any] | None] = [None] * len(lines)
         for rec in res.records:
             out[rec["line"] - 1] = rec

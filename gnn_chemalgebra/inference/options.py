@@ -189,6 +189,46 @@ class PredictOptions:
             self.top_k = DEFAULT_SET_K if self.coverage is not None else 1
 
 
+@dataclass(frozen=True)
+class Demands:
+    """What a run computes, decided here from its options and nowhere else.
+
+    ``beam``: hypotheses decoded per line (``--beam``, at least ``--top-k``: the alternatives come from it);
+    ``confidence``: the output shows or uses a confidence (--json, the Python API, --min-confidence, --columns,
+    --top-k), so a formula pair's Type-1 lines get their second opinion and a missing calibration is noted;
+    ``trust``: the trust stage runs (a confidence shown or used, or conformal sets); ``domain``: the in-domain
+    fields are computed (--json, the API, an out-of-domain abstention: the index search is most of the trust
+    stage's cost); ``top_k``: alternatives kept; ``sets``: conformal sets (``--coverage``); ``abstain_ood``:
+    --min-confidence abstains on lines out of domain; ``draw``: the written lines are kept for drawing."""
+
+    beam: int
+    confidence: bool
+    trust: bool
+    domain: bool
+    top_k: int
+    sets: bool
+    abstain_ood: bool
+    draw: bool
+
+    @classmethod
+    def of(cls, opts: PredictOptions, domain: bool | None = None) -> Demands:
+        """The demands of ``opts``; ``domain``: the in-domain fields asked whatever the output (the API)."""
+        abstain_ood = opts.min_confidence is not None and not opts.keep_out_of_domain
+        domain = (opts.as_json or abstain_ood) if domain is None else domain
+        top_k = int(opts.top_k or 1)
+        confidence = domain or opts.min_confidence is not None or opts.columns or top_k > 1
+        return cls(
+            beam=max(opts.beam, top_k),
+            confidence=confidence,
+            trust=confidence or opts.coverage is not None,
+            domain=domain,
+            top_k=top_k,
+            sets=opts.coverage is not None,
+            abstain_ood=abstain_ood,
+            draw=opts.draw is not None,
+        )
+
+
 def limits_of(opts: PredictOptions) -> Limits:
     """The size limits a line must keep (the defaults, with the ``--max-*`` options put in)."""
     return Limits.from_options(opts.max_atoms, opts.max_molecules, opts.max_chars, opts.max_total_atoms, opts.max_coef)

@@ -5,34 +5,31 @@ noted on stderr as they happen."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, TextIO
 
 from ..errors import InputError
 from .conformal import text_line as set_text
 from .prediction import Prediction
 from .report import fallback_reason
-from .source import LineSource
 from .stop import StopOnSignals
 from .stream import LineStream, Outcome
 
 if TYPE_CHECKING:
     from .options import PredictOptions
-    from .predict_sets import RunTrust
 
 
 def write_outcomes(
     stream: LineStream,
-    source: LineSource,
+    groups: Iterable[list[Outcome]],
     opts: PredictOptions,
     out: TextIO,
     echo: Callable[[str], None],
     stop: StopOnSignals,
-    trust: RunTrust,
 ) -> list[Prediction]:
-    """Write each flushed group of outcomes and flush the output (a signal waits for the group's last line);
-    refusals go to stderr as they happen; lines out of domain abstained on with --min-confidence
-    (:meth:`~.predict_sets.RunTrust.outcomes`)."""
+    """Write each flushed group of ``stream``'s outcomes and flush the output (a signal waits for the group's
+    last line); refusals, abstentions and fallbacks go to stderr as they happen. Returns the predictions written
+    when ``--draw`` keeps them."""
     from ..progress import bar, wanted
 
     keep = opts.draw is not None
@@ -41,7 +38,7 @@ def write_outcomes(
     total = _count_lines(opts.input) if opts.input != "-" and wanted(1001, quiet=opts.quiet) else None
     show = total is not None and wanted(total, quiet=opts.quiet)
     with bar(total or 0, "predict", enabled=show) as b:
-        for group in trust.outcomes(stream.run(source, source.ready)):
+        for group in groups:
             text = "\n".join(json.dumps(o.json()) if opts.as_json else _text(o, opts) for o in group)
             try:
                 with stop.held(len(group)):

@@ -8,7 +8,7 @@ recorded. This module reads those off a predictor; :mod:`gnn_chemalgebra.trust` 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -20,6 +20,8 @@ from ..trust.sidecar import sidecar_paths
 from .prediction import LinePredictor, Prediction
 
 if TYPE_CHECKING:
+    from .options import Demands
+    from .predict_sets import RunTrust
     from .predictor import Predictor
 
 # decode settings that change no line a GNN writes: the sequence model's, and the Type-1 model's file name (its
@@ -130,3 +132,37 @@ def annotate_predictions(
     annotate_records(records, trust, repr, top_k, domain)
     for p, r in zip(preds, records, strict=True):
         p.with_trust(r)
+
+
+class TrustStage:
+    """The trust stage of one run, after decoding: each model's sidecars (read once), the calibrated confidence,
+    the in-domain fields and the ``top_k`` alternatives of every prediction, then the run's conformal sets and
+    out-of-domain abstention (:class:`~.predict_sets.RunTrust`). Does nothing where the run shows or uses no
+    confidence (:attr:`~.options.Demands.trust`). ``note``: where a missing calibration is said (once per
+    model, where the confidence shows)."""
+
+    def __init__(self, demands: Demands, sets: RunTrust, note: Callable[[str], None] | None = None) -> None:
+        self.demands, self.sets, self.note = demands, sets, note
+        self._trust: dict[int, Trust | None] = {}
+
+    def check_model(self, model: LinePredictor) -> None:
+        """Raise one line now when the run's sets have no fit for a model just loaded."""
+        self.sets.check_model(model)
+
+    def annotate(self, model: LinePredictor, preds: list[Prediction]) -> None:
+        """The trust fields of a batch's predictions: the checkpoint's calibration and in-domain index when saved
+        beside it, else the raw confidence marked uncalibrated; then the conformal sets."""
+        if not self.demands.trust or not preds:
+            return
+        key = id(model)
+        if key not in self._trust:
+            self._trust[key] = trust_for(model)
+            if self._trust[key] is None and self.note is not None and self.demands.confidence:
+                src = model.source
+                self.note(
+                    f"gnnca: note: no calibration for {src.checkpoint if src else 'this model'} (no .trust.json "
+                    'beside it, or fitted with other models): the confidences are raw ("calibrated": false)'
+                )
+        d = self.demands
+        annotate_predictions(preds, self._trust[key], model.repr, d.top_k, domain=d.domain)
+        self.sets.annotate(model, preds)

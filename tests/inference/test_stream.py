@@ -18,9 +18,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.inference.options import Demands, PredictOptions
+from gnn_chemalgebra.inference.pipeline import Models, Pipeline
+from gnn_chemalgebra.inference.predict_sets import RunTrust
 from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.source import LineSource
-from gnn_chemalgebra.inference.stream import LineStream
+from gnn_chemalgebra.inference.stream import LineStream, StreamSpec
+from gnn_chemalgebra.inference.trust_stage import TrustStage
 
 BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
 
@@ -99,11 +103,19 @@ def test_reader_never_fails_but_on_binary_input(data: bytes, max_chars: int) -> 
 
 
 # ----------------------------------------------------------------------------------------------------- stream
+def stages(pred: object, **spec: object) -> tuple[Pipeline, LineStream]:
+    """The predict path over a stand-in model: a stream of ``spec`` (:class:`StreamSpec`) and its pipeline."""
+    opts = PredictOptions(input="-")
+    demands = Demands.of(opts)  # plain text: no trust stage
+    pipeline = Pipeline(opts, Models.of_loaded(pred, opts), demands, TrustStage(demands, RunTrust(opts)))  # type: ignore[arg-type]
+    return pipeline, LineStream(StreamSpec(source_name="in.txt", **spec))  # type: ignore[arg-type]
+
+
 def _run(lines: list[str], **kw) -> tuple[list, EchoPredictor, LineStream]:
     pred = EchoPredictor(kw.pop("model_repr", "smiles"))
-    stream = LineStream(lambda _repr: pred, source_name="in.txt", **kw)
+    pipeline, stream = stages(pred, **kw)
     raw = LineSource(io.BytesIO("\n".join(lines).encode() + b"\n"), "in.txt", 10_000)
-    out = [o for group in stream.run(raw) for o in group]
+    out = [o for group in pipeline.outcomes(stream, raw) for o in group]
     return out, pred, stream
 
 
@@ -119,12 +131,11 @@ def test_every_line_gives_one_outcome_in_order() -> None:
 
 @pytest.mark.unit
 def test_a_refused_line_stops_the_run_after_the_lines_before_it() -> None:
-    pred = EchoPredictor()
-    stream = LineStream(lambda _r: pred, source_name="in.txt")
+    pipeline, stream = stages(EchoPredictor())
     raw = LineSource(io.BytesIO(b"CCO\nCC\nC1CC\nCCN\n"), "in.txt", 1000)
     given_out = []
     with pytest.raises(InputError, match="in.txt:3: neither SMILES"):
-        for group in stream.run(raw):
+        for group in pipeline.outcomes(stream, raw):
             given_out += group
     assert [o.text() for o in given_out] == ["CCO", "CC"]
 
