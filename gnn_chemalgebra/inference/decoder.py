@@ -36,6 +36,7 @@ from .hypotheses import (
     BENCHMARK_COEFS,
     EXTENT_RULES,
     DecodeResult,
+    ExampleOutputs,
     Hypothesis,
     LineOutputs,
     extent_rule_for,
@@ -130,7 +131,7 @@ class Decoder(LeftoverHead, GivenProducts):
 
     # ----------------------------------------------------------------- search
     def decode(
-        self, ex: BagExample, r: dict[str, Any] | LineOutputs, beam: int = 1, scorer: Any = None
+        self, ex: BagExample, r: ExampleOutputs | LineOutputs, beam: int = 1, scorer: Any = None
     ) -> DecodeResult:
         """Hypotheses for one example from its network outputs: one example's tensors (see
         :class:`~.runner.ModelRunner`) or their :class:`LineOutputs`."""
@@ -358,7 +359,7 @@ class Decoder(LeftoverHead, GivenProducts):
         """The main product among new molecules: most atoms, then the smallest string (as the labels)."""
         return min(new, key=lambda m: (-atom_count(self._comp(m)), m), default=None)
 
-    def warm_edit_cache(self, examples: Sequence[BagExample], outs: Sequence[dict[str, Any] | LineOutputs]) -> None:
+    def warm_edit_cache(self, examples: Sequence[BagExample], outs: Sequence[ExampleOutputs | LineOutputs]) -> None:
         """One batched edit-model pass over the reactant sets :meth:`_decode_with_edits` will ask for first."""
         if self.edit is None:
             return

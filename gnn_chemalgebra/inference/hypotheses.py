@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypedDict
 
 import torch
 
@@ -49,6 +49,21 @@ def kbest_rows(rows: Sequence[Sequence[float]], k: int) -> list[tuple[float, tup
         cand.sort(key=first, reverse=True)
         beams = [(sc, beams[i][1] + (j,)) for sc, i, j in cand[:k]]
     return beams
+
+
+class ExampleOutputs(TypedDict, total=False):
+    """One example's network outputs as tensors (:meth:`~.runner.BatchOutputs.example`): role probabilities
+    [molecules, classes], by-product probabilities in vocabulary order, the bag embedding [1, dim]; the naive
+    head's coefficient choices; the leftover head's log-probabilities [slots, count classes] and element column
+    per slot."""
+
+    role_p: torch.Tensor
+    extra_p: torch.Tensor
+    bag: torch.Tensor
+    coef: list[int]
+    newcoef: int
+    left_lp: torch.Tensor
+    left_elem: torch.Tensor
 
 
 @dataclass(slots=True)

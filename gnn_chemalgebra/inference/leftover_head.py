@@ -18,7 +18,7 @@ from ..data.dataset import ExtraVocab, vocab_compositions
 from ..data.featurize import CHARGE_INDEX, ELEMENT_VOCAB, Featurizer, element_index
 from ..errors import ChemAlgebraError
 from ..models.gnn import CHARGE_SHIFT
-from .hypotheses import _NEG_INF, LineOutputs
+from .hypotheses import _NEG_INF, ExampleOutputs, LineOutputs
 
 
 class LeftoverHead:
@@ -52,7 +52,7 @@ class LeftoverHead:
             self._left_index[K] = (ok, comp.clamp(0, K - 1).T.contiguous())
         return self._left_index[K]
 
-    def leftover_candidates(self, r: dict[str, Any], k: int = 4) -> list[tuple[str | None, float]]:
+    def leftover_candidates(self, r: ExampleOutputs, k: int = 4) -> list[tuple[str | None, float]]:
         """The k most likely leftovers under the per-element count head: every vocabulary leftover scored
         jointly (sum of its per-element log-probabilities) plus the head's own arg-max composition."""
         if "left_lp" not in r:
@@ -135,7 +135,7 @@ class LeftoverHead:
         return sorted(cands.items(), key=lambda kv: -kv[1])[:k]
 
     # ----------------------------------------------------------------- network outputs as numbers
-    def line_outputs(self, r: dict[str, Any]) -> LineOutputs:
+    def line_outputs(self, r: ExampleOutputs) -> LineOutputs:
         """One example's tensors (:meth:`~.runner.ModelRunner.forward`) as :class:`LineOutputs`."""
         role_p = r["role_p"]
         return LineOutputs(

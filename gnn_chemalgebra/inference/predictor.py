@@ -26,6 +26,7 @@ from ..errors import InputError
 from ..io import checkpoint_paths
 from ..kinds import KINDS, kind_of_checkpoint
 from .decoder import Decoder, LineOutputs, extent_rule_for, kbest_assignments
+from .hypotheses import ExampleOutputs
 from .prediction import Prediction, SecondOpinion
 from .report import build_record
 from .run import decode_overrides
@@ -282,7 +283,7 @@ class Predictor:
         return self.type1 if vtype == 1 and self.type1 is not None else self
 
     # ----------------------------------------------------------------- running
-    def decode_one(self, ex: BagExample, r: dict[str, Any] | LineOutputs, beam: int = 1) -> Prediction:
+    def decode_one(self, ex: BagExample, r: ExampleOutputs | LineOutputs, beam: int = 1) -> Prediction:
         """The prediction of one example from its network outputs (one example's tensors or :class:`LineOutputs`)."""
         lo = r if isinstance(r, LineOutputs) else self.decoder.line_outputs(r)
         res = self.decoder.decode(ex, lo, beam, self.runner.extent_scorer_for(lo.bag))
