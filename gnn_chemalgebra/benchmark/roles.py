@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..algebra.roles import ROLE_NU
 from ..checkpoint import load_checkpoint
@@ -26,8 +26,11 @@ from ..data.layout import variant_props, variant_short
 from ..evaluation.roles import plot_role_calibration, role_metrics, role_metrics_markdown, role_samples
 from ..io import atomic_write_json, atomic_write_text
 
+if TYPE_CHECKING:
+    from ..inference.predictor import Predictor
 
-def head_probabilities(predictor: Any, examples: Sequence[Any], batch_size: int = 64) -> list[Any]:
+
+def head_probabilities(predictor: Predictor, examples: Sequence[Any], batch_size: int = 64) -> list[Any]:
     """The role head's ``[n_mols, classes]`` probabilities of each example (no decoding)."""
     out: list[Any] = []
     for s in range(0, len(examples), batch_size):
@@ -113,7 +116,7 @@ def _gold_nu(n: int) -> int:
     return max(ROLE_NU[0], min(ROLE_NU[-1], n))
 
 
-def balance_scores(predictor: Any, examples: Sequence[Any], batch_size: int = 64) -> dict[str, Any]:
+def balance_scores(predictor: Predictor, examples: Sequence[Any], batch_size: int = 64) -> dict[str, Any]:
     """EM, first-hypothesis balance and role accuracy of ``examples`` (labelled: ``.nu_in``).
 
     First hypothesis = the arg-max role of every molecule and the most likely leftover option, decoded exactly;
