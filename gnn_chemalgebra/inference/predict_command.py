@@ -1,6 +1,8 @@
-"""What ``gnnca predict`` does between its options and its output: check every option before any work, open the
-input, pick the checkpoint, stream the lines through :class:`~.stream.LineStream`, write each outcome as it is
-ready, and report what was refused, blank or fell back. The CLI only builds :class:`PredictOptions`."""
+"""What ``gnnca predict`` does between its options and its output: check every option before any work, build the
+run's stages (:func:`build_pipeline`), load the checkpoint the user named, open the input, put its lines through
+the pipeline (:mod:`.pipeline`), write each outcome as it is ready, and report what was refused, blank or fell
+back. The CLI only builds :class:`~.options.PredictOptions`; the Python API and the benchmark use
+:func:`build_pipeline` and :func:`collect` (or :func:`predict_lines` with a model already loaded)."""
 
 from __future__ import annotations
 
