@@ -2,9 +2,9 @@
 batch holding it is predicted (by :mod:`.pipeline`, which the stream hands each batch of parsed lines).
 
 An outcome is a :class:`~.prediction.Prediction`, a refusal (the line's located reason) or nothing (a blank or
-``#`` line), so line N of the output is line N of the input whatever happens to the lines around it. The input's representation
-is fixed by the checkpoint when one is given (a line in the other one is refused, never converted), else by the
-first line that reads only one way; lines that read both ways before it wait for it (at most
+``#`` line), so line N of the output is line N of the input whatever happens to the lines around it. The input's
+representation is fixed by the checkpoint when one is given (a line in the other one is refused, never converted),
+else by the first line that reads only one way; lines that read both ways before it wait for it (at most
 :data:`READ_AHEAD` lines, or until the input pauses), then count as SMILES.
 """
 
