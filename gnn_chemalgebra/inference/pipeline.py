@@ -58,8 +58,8 @@ class Models:
     @classmethod
     def of_loaded(cls, predictor: LinePredictor, opts: PredictOptions) -> Models:
         """A model already loaded, for every line (:func:`~.predict_command.predict_lines`)."""
-        models = cls.__new__(cls)
-        models.opts, models._given, models.explicit = opts, predictor, True
+        models = cls(opts, opts.extent)  # nothing is loaded: the extent rule is the model's own
+        models._given, models.explicit = predictor, True
         return models
 
     def load(self, path: str) -> LinePredictor:
