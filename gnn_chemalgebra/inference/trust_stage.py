@@ -137,9 +137,9 @@ def annotate_predictions(
 class TrustStage:
     """The trust stage of one run, after decoding: each model's sidecars (read once), the calibrated confidence,
     the in-domain fields and the ``top_k`` alternatives of every prediction, then the run's conformal sets and
-    out-of-domain abstention (:class:`~.predict_sets.RunTrust`). Does nothing where the run shows or uses no
-    confidence (:attr:`~.options.Demands.trust`). ``note``: where a missing calibration is said (once per
-    model, where the confidence shows)."""
+    out-of-domain abstention (:class:`~.predict_sets.RunTrust`). Writes no field where the run shows or uses no
+    confidence (:attr:`~.options.Demands.trust`); the sidecars are read all the same (a changed file is refused).
+    ``note``: where a missing calibration is said (once per model, where the confidence shows)."""
 
     def __init__(self, demands: Demands, sets: RunTrust, note: Callable[[str], None] | None = None) -> None:
         self.demands, self.sets, self.note = demands, sets, note
@@ -152,10 +152,10 @@ class TrustStage:
     def annotate(self, model: LinePredictor, preds: list[Prediction]) -> None:
         """The trust fields of a batch's predictions: the checkpoint's calibration and in-domain index when saved
         beside it, else the raw confidence marked uncalibrated; then the conformal sets."""
-        if not self.demands.trust or not preds:
+        if not preds:
             return
         key = id(model)
-        if key not in self._trust:
+        if key not in self._trust:  # read (and its checksum checked) once per model, even where no field is written
             self._trust[key] = trust_for(model)
             if self._trust[key] is None and self.note is not None and self.demands.confidence:
                 src = model.source
@@ -164,5 +164,7 @@ class TrustStage:
                     'beside it, or fitted with other models): the confidences are raw ("calibrated": false)'
                 )
         d = self.demands
+        if not d.trust:
+            return
         annotate_predictions(preds, self._trust[key], model.repr, d.top_k, domain=d.domain)
         self.sets.annotate(model, preds)
