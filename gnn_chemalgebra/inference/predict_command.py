@@ -87,6 +87,8 @@ def check_options(opts: PredictOptions) -> None:
         raise InputError(f"--min-confidence must lie in [0, 1], got {opts.min_confidence}")
     if opts.draw is not None:
         folder = Path(opts.draw) if Path(opts.draw).is_dir() else Path(opts.draw).parent
+        if folder.exists() and not folder.is_dir():
+            raise InputError("is a file, not a folder: --draw cannot write its images in it", path=str(folder))
         if not folder.is_dir():
             raise InputError("folder for --draw does not exist (create it first)", path=str(folder))
         why = cannot_write_in(folder)
