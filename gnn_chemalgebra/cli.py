@@ -348,7 +348,8 @@ def predict_cmd(
         None,
         "--top-k",
         help="The K best distinct balanced lines with their calibrated probabilities, most probable first, in "
-        "--json under 'top_k' (the beam is widened to K; with --columns also as text columns). Default 1, or 5 "
+        "--json under 'top_k' (for K > 1 the beam is widened to max(K, 5): every K up to 5 lists the same first rows; "
+        "with --columns also as text columns). Default 1, or 5 "
         "with --coverage.",
     ),
     min_confidence: float = typer.Option(

@@ -19,7 +19,7 @@ from ..errors import InputError, PredictStopped
 from ..io import cannot_write_in, checkpoint_paths
 from .byproduct_convention import check_convention, resolve_byproducts
 from .output import write_outcomes
-from .predict_sets import RunTrust, check_trust_options
+from .predict_sets import RunTrust, check_trust_options, search_beam
 from .report import count_fallbacks
 from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
 from .source import LineSource, RawLine, text_lines
@@ -322,7 +322,7 @@ def line_stream(
         skip_invalid=opts.skip_invalid,
         coef_set=opts.coef_set,
         line_type=opts.line_type,
-        beam=max(opts.beam, opts.top_k),
+        beam=search_beam(opts.beam, opts.top_k),
         batch_size=opts.batch_size * opts.workers,
         on_unequal=on_unequal,
         check=lambda text, inp: limit_error(text, inp.terms, limits, inp.repr),
@@ -446,8 +446,8 @@ def predict_lines(
 
 def _batch_predictor(opts: PredictOptions) -> Callable[[Any, list], list[dict[str, Any]]]:
     """One flushed batch -> records: in this process, or split over ``--workers`` processes (input order kept).
-    The beam is at least ``--top-k`` wide (the alternatives come from it)."""
-    beam = max(opts.beam, opts.top_k)
+    The beam is at least ``--top-k`` wide (the alternatives come from it; :func:`.predict_sets.search_beam`)."""
+    beam = search_beam(opts.beam, opts.top_k)
     if opts.workers <= 1:
         return lambda p, exs: p.predict(exs, batch_size=opts.batch_size, beam=beam)
 

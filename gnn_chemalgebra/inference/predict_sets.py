@@ -18,6 +18,14 @@ from ..io import checkpoint_paths
 from .conformal import ConformalTable, ModelFit, annotate_sets, check_coverage, sidecar_path
 
 DEFAULT_SET_K = 5  # --top-k when --coverage is given without it: the k the bundled sets are fitted for
+ALTERNATIVES_BEAM = 5  # the beam the alternatives' calibration is fitted on (gnnca bench calibration --fit-beam)
+
+
+def search_beam(beam: int, top_k: int) -> int:
+    """The role beam of a run: ``--beam``; with ``--top-k K`` above 1 at least K and at least
+    :data:`ALTERNATIVES_BEAM`, so that every K up to it lists the first rows of one beam: an alternative keeps
+    its place and probability whatever K (a beam widened to K alone finds other lines for other K)."""
+    return max(beam, top_k, ALTERNATIVES_BEAM) if top_k > 1 else beam
 
 
 def check_trust_options(opts: Any) -> None:

@@ -52,6 +52,21 @@ def test_the_prediction_is_the_first_alternative_whatever_k() -> None:
         ]
 
 
+def test_a_narrow_top_k_lists_the_first_rows_of_the_wide_one() -> None:
+    """Line 223 of F_T1_x1 test_in: a beam only K wide found another third line at K=3 than at K=5 (0.0053 for
+    one line, 0.006 for another); every K up to 5 now lists the first rows of one beam."""
+    line = "{3}K+.{3}C4H8O.{3}C4H9O-.{3}C19H21ClN2O2\n"
+    rows = {
+        k: [
+            (t["prediction"], t["probability"])
+            for t in _json(["--extent", "bayes", "--top-k", str(k)], line)[0]["top_k"]
+        ]
+        for k in (1, 3, 5)
+    }
+    assert len(rows[5]) == 5 and rows[1] == rows[5][:1]
+    assert rows[3] == rows[5][:3], (rows[3], rows[5])
+
+
 def _products_key(line: str) -> frozenset[tuple[str, int]]:
     from collections import Counter
 
