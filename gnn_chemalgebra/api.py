@@ -145,6 +145,8 @@ class ReactionPredictor:
         from .inference.run import COEF_SETS, decode_overrides, resolve_extent
 
         _choice("coef_set", coef_set, COEF_SETS)
+        _checkpoint_argument("checkpoint", checkpoint)
+        _checkpoint_argument("edit_checkpoint", edit_checkpoint)
         for name, value in (("extent", extent), ("device", device)):
             if not isinstance(value, str):
                 raise InputError(f"{name} must be a string, got {value!r} ({type(value).__name__})")
@@ -171,9 +173,6 @@ class ReactionPredictor:
         # the models of gnnca predict (Predictor.from_checkpoint); every record shows its confidence
         self._models = Models(self.options, self.extent, second_opinion=True)
         if checkpoint is not None:
-            for part in checkpoint_paths(str(checkpoint)):  # a.pt,b.pt: an ensemble
-                if not Path(part).is_file():
-                    raise InputError("no such checkpoint", path=part)
             self._models.fixed()
 
     def predict(
@@ -213,8 +212,9 @@ class ReactionPredictor:
             or not 0.0 <= min_confidence <= 1.0
         ):
             raise InputError(f"min_confidence must be a number in [0, 1] or None, got {min_confidence!r}")
-        if not isinstance(skip_invalid, bool):
-            raise InputError(f"skip_invalid must be True or False, got {skip_invalid!r}")
+        for name, flag in (("skip_invalid", skip_invalid), ("keep_out_of_domain", keep_out_of_domain)):
+            if not isinstance(flag, bool):  # a truthy "no" must not keep lines out of domain
+                raise InputError(f"{name} must be True or False, got {flag!r}")
         opts = replace(
             self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k, skip_invalid=skip_invalid
         )
@@ -236,6 +236,18 @@ def _choice(name: str, value: Any, allowed: Iterable[str]) -> None:
     allowed = tuple(allowed)
     if not isinstance(value, str) or value not in allowed:
         raise InputError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _checkpoint_argument(name: str, value: Any) -> None:
+    """A checkpoint argument: ``None``, or a path (``a.pt,b.pt``: an ensemble) whose every file exists; anything
+    else is one :class:`InputError` naming the argument, at the call that takes it."""
+    if value is None:
+        return
+    if not isinstance(value, str) and not hasattr(value, "__fspath__"):  # a str or an os.PathLike
+        raise InputError(f"{name} must be a path (str or os.PathLike) or None, got {value!r} ({type(value).__name__})")
+    for part in checkpoint_paths(Path(value)):  # a.pt,b.pt: an ensemble
+        if not Path(part).is_file():
+            raise InputError(f"no such checkpoint ({name})", path=part)
 
 
 def _text_items(lines: Any) -> list[str]:

@@ -21,6 +21,14 @@ from ..io import cannot_write_in, checkpoint_paths
 
 REPRS = ("auto", "smiles", "formula")
 DEFAULT_SET_K = 5  # --top-k when --coverage is given without it: the k the bundled sets are fitted for
+ALTERNATIVES_BEAM = 5  # the beam the alternatives' calibration is fitted on (gnnca bench calibration --fit-beam)
+
+
+def search_beam(beam: int, top_k: int) -> int:
+    """The role beam of a run: ``--beam``; with ``--top-k K`` above 1 at least K and at least
+    :data:`ALTERNATIVES_BEAM`, so that every K up to it lists the first rows of one beam: an alternative keeps
+    its place and probability whatever K (a beam widened to K alone finds other lines for other K)."""
+    return max(beam, top_k, ALTERNATIVES_BEAM) if top_k > 1 else beam
 
 
 def option(default: Any, *flags: str, help: str) -> Any:
@@ -160,7 +168,8 @@ class PredictOptions:
         None,
         "--top-k",
         help="The K best distinct balanced lines with their calibrated probabilities, most probable first, in "
-        "--json under 'top_k' (the beam is widened to K; with --columns also as text columns). Default 1, or 5 "
+        "--json under 'top_k' (for K > 1 the beam is widened to max(K, 5): every K up to 5 lists the same first rows; "
+        "with --columns also as text columns). Default 1, or 5 "
         "with --coverage.",
     )
     min_confidence: float | None = option(
@@ -193,7 +202,8 @@ class PredictOptions:
 class Demands:
     """What a run computes, decided here from its options and nowhere else.
 
-    ``beam``: hypotheses decoded per line (``--beam``, at least ``--top-k``: the alternatives come from it);
+    ``beam``: hypotheses decoded per line (:func:`search_beam`: ``--beam``, wider with ``--top-k``: the
+    alternatives come from it);
     ``confidence``: the output shows or uses a confidence (--json, the Python API, --min-confidence, --columns,
     --top-k), so a formula pair's Type-1 lines get their second opinion and a missing calibration is noted;
     ``trust``: the trust stage runs (a confidence shown or used, or conformal sets); ``domain``: the in-domain
@@ -218,7 +228,7 @@ class Demands:
         top_k = int(opts.top_k or 1)
         confidence = domain or opts.min_confidence is not None or opts.columns or top_k > 1
         return cls(
-            beam=max(opts.beam, top_k),
+            beam=search_beam(opts.beam, top_k),
             confidence=confidence,
             trust=confidence or opts.coverage is not None,
             domain=domain,
@@ -256,6 +266,8 @@ def check_options(opts: PredictOptions) -> None:
         raise InputError(f"--min-confidence must lie in [0, 1], got {opts.min_confidence}")
     if opts.draw is not None:
         folder = Path(opts.draw) if Path(opts.draw).is_dir() else Path(opts.draw).parent
+        if folder.exists() and not folder.is_dir():
+            raise InputError("is a file, not a folder: --draw cannot write its images in it", path=str(folder))
         if not folder.is_dir():
             raise InputError("folder for --draw does not exist (create it first)", path=str(folder))
         why = cannot_write_in(folder)

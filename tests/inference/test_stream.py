@@ -73,8 +73,12 @@ def test_reader_refuses_a_binary_file_in_one_error() -> None:
 
 @pytest.mark.unit
 @settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=3000), st.integers(min_value=1, max_value=64))
+@given(
+    st.one_of(st.binary(max_size=3000), st.text(max_size=300).map(lambda t: t.encode("utf-8"))),  # junk; UTF-8 text
+    st.integers(min_value=1, max_value=64),
+)
 @example(b"ab\r\nabc\n\xc3\xa9\n\xffz", 2)  # at the limit, one over, 2 bytes in 1 character, not UTF-8
+@example("\u00e9\u00e9\n\u0421\u0421\u0421\n".encode(), 2)  # 2 characters in 4 bytes kept, 3 in 6 refused
 def test_reader_never_fails_but_on_binary_input(data: bytes, max_chars: int) -> None:
     """Random bytes: numbered lines 1..n, each under the limit or refused with a reason; a NUL byte in the first
     chunk is the only whole-input error."""
