@@ -18,8 +18,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.inference.options import Demands, PredictOptions
+from gnn_chemalgebra.inference.pipeline import Models, Pipeline
+from gnn_chemalgebra.inference.predict_sets import RunTrust
+from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.source import LineSource
-from gnn_chemalgebra.inference.stream import LineStream
+from gnn_chemalgebra.inference.stream import LineStream, StreamSpec
+from gnn_chemalgebra.inference.trust_stage import TrustStage
 
 BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
 
@@ -33,10 +38,11 @@ class EchoPredictor:
 
     def __init__(self, repr: str = "smiles") -> None:
         self.repr, self.vtype, self.batches = repr, 1, []
+        self.source = None  # built in memory: no checkpoint, no sidecars
 
     def predict(self, examples, batch_size=256, beam=1):  # noqa: ANN001, ANN201
         self.batches.append(len(examples))
-        return [{"prediction": "|".join(t.mol for t in ex.terms), "fallback": False} for ex in examples]
+        return [Prediction.of_line("|".join(t.mol for t in ex.terms)) for ex in examples]
 
 
 # ----------------------------------------------------------------------------------------------------- reader
@@ -102,11 +108,19 @@ def test_reader_never_fails_but_on_binary_input(data: bytes, max_chars: int) -> 
 
 
 # ----------------------------------------------------------------------------------------------------- stream
+def stages(pred: object, **spec: object) -> tuple[Pipeline, LineStream]:
+    """The predict path over a stand-in model: a stream of ``spec`` (:class:`StreamSpec`) and its pipeline."""
+    opts = PredictOptions(input="-")
+    demands = Demands.of(opts)  # plain text: no trust stage
+    pipeline = Pipeline(opts, Models.of_loaded(pred, opts), demands, TrustStage(demands, RunTrust(opts)))  # type: ignore[arg-type]
+    return pipeline, LineStream(StreamSpec(source_name="in.txt", **spec))  # type: ignore[arg-type]
+
+
 def _run(lines: list[str], **kw) -> tuple[list, EchoPredictor, LineStream]:
     pred = EchoPredictor(kw.pop("model_repr", "smiles"))
-    stream = LineStream(lambda _repr: pred, source_name="in.txt", **kw)
+    pipeline, stream = stages(pred, **kw)
     raw = LineSource(io.BytesIO("\n".join(lines).encode() + b"\n"), "in.txt", 10_000)
-    out = [o for group in stream.run(raw) for o in group]
+    out = [o for group in pipeline.outcomes(stream, raw) for o in group]
     return out, pred, stream
 
 
@@ -122,12 +136,11 @@ def test_every_line_gives_one_outcome_in_order() -> None:
 
 @pytest.mark.unit
 def test_a_refused_line_stops_the_run_after_the_lines_before_it() -> None:
-    pred = EchoPredictor()
-    stream = LineStream(lambda _r: pred, source_name="in.txt")
+    pipeline, stream = stages(EchoPredictor())
     raw = LineSource(io.BytesIO(b"CCO\nCC\nC1CC\nCCN\n"), "in.txt", 1000)
     given_out = []
     with pytest.raises(InputError, match="in.txt:3: neither SMILES"):
-        for group in stream.run(raw):
+        for group in pipeline.outcomes(stream, raw):
             given_out += group
     assert [o.text() for o in given_out] == ["CCO", "CC"]
 
@@ -166,7 +179,7 @@ def test_random_lines_stay_aligned_and_never_raise_with_skip_invalid(lines: list
     out, _, stream = _run(lines, skip_invalid=True, batch_size=batch)
     n = len("\n".join(lines).encode().split(b"\n"))  # the lines the reader sees
     assert [o.line for o in out] == list(range(1, n + 1))
-    assert all((o.record is not None) + (o.error is not None) + o.blank == 1 for o in out)
+    assert all((o.prediction is not None) + (o.error is not None) + o.blank == 1 for o in out)
     assert stream.counts.predicted + stream.counts.blank + stream.counts.refused_total == n
 
 
