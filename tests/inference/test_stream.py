@@ -40,6 +40,7 @@ class EchoPredictor:
 
     def __init__(self, repr: str = "smiles") -> None:
         self.repr, self.vtype, self.batches = repr, 1, []
+        self.source = None  # built in memory: no checkpoint, no sidecars
 
     def predict(self, examples, batch_size=256, beam=1):  # noqa: ANN001, ANN201
         self.batches.append(len(examples))
