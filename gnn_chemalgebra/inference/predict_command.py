@@ -21,6 +21,7 @@ from .byproduct_convention import check_convention, resolve_byproducts
 from .output import write_outcomes
 from .predict_sets import RunTrust, check_trust_options
 from .report import count_fallbacks
+from .rules_stage import rule_records, rules_apply
 from .run import COEF_SETS, decode_overrides, default_checkpoint, line_vtype, resolve_extent
 from .source import LineSource, RawLine, text_lines
 from .stop import StopOnSignals, StopSignal, reader_gone
@@ -128,6 +129,7 @@ class Predictors:
         self.extent = extent
         # the by-product convention: benchmark for a benchmark source file or --extent bayes, else chemist
         self.byproducts = resolve_byproducts(opts.byproducts, None if opts.input == "-" else opts.input, opts.extent)
+        self.rules = rules_apply(self.byproducts, None if opts.input == "-" else opts.input)  # rules_stage.py
         self.trust = RunTrust(opts)  # conformal sets, out-of-domain abstention
         self.domain = (opts.as_json or self.trust.abstain_ood) if domain is None else domain
         self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
@@ -189,6 +191,8 @@ class Predictors:
                 )
         annotate_records(records, self._trust[key], predictor.repr, self.opts.top_k, domain=self.domain)
         self.trust.annotate(predictor, records)
+        if self.rules:  # a user's line that a rule covers is written by the rule
+            rule_records(records, predictor.repr)
 
     def fixed(self) -> Any | None:
         """The checkpoint the user named ($GNNCA_CHECKPOINT included), loaded; ``None`` for the bundled ones."""

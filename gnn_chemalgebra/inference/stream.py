@@ -251,9 +251,9 @@ class LineStream:
                 **rec,
             }
             self.counts.predicted += 1
-            self.counts.fallbacks += bool(rec.get("fallback"))
         if self.annotate is not None:
             self.annotate(predictor, [out.record for out, _ in batch])
+        self.counts.fallbacks += sum(bool(out.record.get("fallback")) for out, _ in batch)  # after the rules stage
         if self.min_confidence is not None:
             for out, _ in batch:
                 c = float(out.record.get("confidence") or 0.0)
