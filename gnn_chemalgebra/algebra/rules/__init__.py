@@ -53,16 +53,16 @@ def apply_rules(
     except ChemAlgebraError:
         return None
     lines: list[RuleLine] = []
-    proposals = [(name, used, made, CONFIDENCE[name]) for name, used, made in propose(items)]
+    proposals = [(name, used, made, CONFIDENCE[name], False) for name, used, made in propose(items)]
     if repr == "smiles":
-        proposals += [(name, used, made, ORGANIC_CONFIDENCE) for name, used, made in propose_organic(items)]
+        proposals += [(name, used, made, ORGANIC_CONFIDENCE, True) for name, used, made in propose_organic(items)]
     stated = reagents is None
     held = {canonical(m, repr) for m in reagents or ()}
-    for name, used, made, confidence in proposals:
+    for name, used, made, confidence, template in proposals:
         if any(canonical(it.written, repr) in held for it in used):
             continue
         try:
-            got = rule_line(items, name, used, made, repr, confidence, stated)
+            got = rule_line(items, name, used, made, repr, confidence, stated, template)
         except ChemAlgebraError:
             got = None
         if got is not None:

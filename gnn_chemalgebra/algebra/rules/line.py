@@ -54,16 +54,19 @@ def rule_line(
     repr: Repr,
     confidence: float,
     stated: bool = True,
+    written: bool = False,
 ) -> RuleLine | None:
     """The line of one rule's reaction (see the module's text), or ``None`` when it does not balance uniquely or
     the amounts written hold less than one reaction. ``stated``: the line states amounts (a bag); a reaction
-    SMILES states none, so its reaction is written at the smallest integer coefficients, its reagents as written."""
+    SMILES states none, so its reaction is written at the smallest integer coefficients, its reagents as written.
+    ``written``: the rule wrote its products atom for atom from the reactants (a reaction template), so the
+    smallest balancing is its reaction even where the species balance in more than one way."""
     made = {_name(s, repr): composition(_name(s, repr), repr) for s in dict.fromkeys(products)}
     used = {it.written: it.comp for it in consumed}
     if set(made) & set(used):
         return None
     got = complete(used, made)
-    if got is None or not got.unique:
+    if got is None or not (got.unique or written):
         return None
     nu = dict(zip(got.species, got.nu, strict=True))
     amounts = {it.written: it.amount for it in items}
