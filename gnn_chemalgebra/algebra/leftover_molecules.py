@@ -4,14 +4,17 @@ When the catalogue of common by-products (:mod:`.byproducts`) does not close a r
 is often a piece of one of them: the diol of an acetal, the carboxylate of an amide cleaved by hydroxide, the acid
 of a peracid, a silyl fluoride, triphenylphosphine oxide from an ylide, or a spent reagent (a urea from a
 carbodiimide, DMSO from dimethyl sulfide). :func:`leftover_molecules` writes the candidates: each reactant cut at
-one bond (the piece capped with H, OH, O-, a halide of the line, or =O where a double bond was cut), or with one
-atom taken out (its neighbours capped with H), and the spent forms of a few reagents. :func:`close_with_leftover`
-tries them, one at a time, with the exact algebra (:func:`~.complete.complete`): the first that balances the
-reaction, with every reactant consumed and the smallest coefficients, is the by-product.
+one bond to a heteroatom (the piece capped with H, OH, O-, a halide of the line, or =O where a double bond was
+cut), or with one atom taken out (its neighbours capped with H), and the spent forms of a few reagents.
+:func:`close_with_leftover` tries them with the exact algebra (:func:`~.complete.complete`): a piece that is
+exactly what the reaction read once leaves; else the one that balances the reaction in one way, every reactant
+consumed, with the smallest coefficients; else such a piece with one small partner (:data:`SMALL`: water,
+hydroxide, HCl, ammonium ...).
 """
 
 from __future__ import annotations
 
+import itertools
 from collections import Counter
 from collections.abc import Iterator, Sequence
 from functools import lru_cache
@@ -34,6 +37,9 @@ SPENT: tuple[tuple[str, str], ...] = (
 )
 CAPS_SINGLE = ("[H]", "O", "[O-]")
 HALIDES = ("F", "Cl", "Br", "I")
+# Small partners of a piece, tried in pairs when no piece closes a line alone (TBS-F and hydroxide from TBAF and
+# water; ammonium and chloride from a nitrile hydrolysed in hydrochloric acid).
+SMALL = ("O", "[OH-]", "[H+]", "Cl", "[Cl-]", "Br", "[Br-]", "[NH4+]", "N")
 MAX_ATOMS = 60  # reactants larger than this are not cut (the candidates grow with the bonds)
 
 
@@ -75,8 +81,8 @@ def _capped(mol: Chem.Mol, cap: str) -> Chem.Mol | None:
 
 def _cut_pieces(mol: Chem.Mol, halides: Sequence[str]) -> Iterator[str]:
     for bond in mol.GetBonds():
-        if bond.IsInRing():
-            continue
+        if bond.IsInRing() or (bond.GetBeginAtom().GetSymbol() == "C" and bond.GetEndAtom().GetSymbol() == "C"):
+            continue  # a leftover leaves at a bond to a heteroatom; rings and carbon skeletons stay whole
         double = bond.GetBondType() == Chem.BondType.DOUBLE
         if bond.GetBondType() not in (Chem.BondType.SINGLE, Chem.BondType.DOUBLE):
             continue
@@ -103,6 +109,13 @@ def _without_one_atom(mol: Chem.Mol) -> Iterator[str]:
 
 
 def _spent(mol: Chem.Mol) -> Iterator[str]:
+    halogens = [a.GetIdx() for a in mol.GetAtoms() if a.GetSymbol() in HALIDES and a.GetDegree() == 1]
+    on_p = [i for i in halogens if mol.GetAtomWithIdx(i).GetNeighbors()[0].GetSymbol() == "P"]
+    if on_p:  # a phosphorus halide hydrolysed: every P-X a P-OH (PBr3 -> phosphorous acid)
+        rw = Chem.RWMol(mol)
+        for i in on_p:
+            rw.GetAtomWithIdx(i).SetAtomicNum(8)
+        yield from _emit(rw.GetMol())
     for _, smarts in SPENT:
         rxn = AllChem.ReactionFromSmarts(smarts)
         for prods in rxn.RunReactants((mol,)):
@@ -144,12 +157,23 @@ def close_with_leftover(reactants: Sequence[str], products: Sequence[str]) -> Co
     exact = _exact_leftover(r_comp, p_comp, candidates)
     if exact is not None:
         return exact
+    found = _smallest(r_comp, p_comp, [(x,) for x in candidates])
+    if found is not None:
+        return found
+    pairs = [(x, y) for x in candidates for y in SMALL] + list(itertools.combinations(SMALL, 2))
+    return _smallest(r_comp, p_comp, [p for p in pairs if not taken & set(p)])
+
+
+def _smallest(r_comp: dict, p_comp: dict, sets: Sequence[tuple[str, ...]]) -> Completion | None:
+    """The set of by-products that balances the reaction in exactly one way with the smallest coefficients."""
     best: Completion | None = None
-    for x in candidates:
-        x_comp = composition(x, "smiles")
-        if not _may_close([*r_comp.values(), *p_comp.values(), x_comp], len(r_comp)):
+    for names in sets:
+        comps = {x: composition(x, "smiles") for x in names}
+        if len(comps) != len(names) or set(comps) & set(r_comp):
+            continue
+        if not _may_close([*r_comp.values(), *p_comp.values(), *comps.values()], len(r_comp)):
             continue  # not the one balancing of these species (a fast screen before the exact algebra)
-        done = complete(r_comp, p_comp, {x: x_comp})
+        done = complete(r_comp, p_comp, comps)
         if done is not None and done.unique and (best is None or sum(map(abs, done.nu)) < sum(map(abs, best.nu))):
             best = done
     return best
