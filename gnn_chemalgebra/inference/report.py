@@ -93,6 +93,7 @@ def build_record(
         # a reaction line's sides fix its roles; with given products the line is completed around them
         "given_roles": sides is not None,
         "given_products": list(sides.products) if sides is not None else [],
+        **({"given_reagents": list(sides.reagents)} if sides is not None else {}),  # a reaction line's only
         "equation": res.equation,
         **record_fields(res),  # which by-product convention wrote the line (benchmark / chemist)
         # the amounts a completed line is balanced from (a reaction line names species, not amounts); in the

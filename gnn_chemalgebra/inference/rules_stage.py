@@ -39,9 +39,7 @@ def rule_for(record: dict[str, Any], repr: Repr) -> RuleLine | None:
         terms = parse_bag(record["source"])
     except InputError:
         return None
-    reagents = None
-    if record.get("given_roles"):
-        reagents = [m["mol"] for m in record.get("molecules") or () if m.get("role") == "reagent"]
+    reagents = list(record.get("given_reagents") or ()) if record.get("given_roles") else None
     try:
         return apply_rules(terms, repr, record.get("given_products") or (), reagents)
     except ChemAlgebraError:

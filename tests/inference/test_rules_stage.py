@@ -88,7 +88,7 @@ def test_a_reaction_smiles_keeps_its_reagents_and_products() -> None:
         {"mol": "[Ca+2]", "role": "reagent"},
     ]
     rec = _record("{1}Cl.{1}[OH-].{1}[Ca+2]", "{1}Cl.{1}[OH-].{1}[Ca+2]", given_roles=True, molecules=mols)
-    rec["given_products"] = ["[Cl-]"]
+    rec["given_products"], rec["given_reagents"] = ["[Cl-]"], ["[Ca+2]"]
     rule_records([rec], "smiles")
     assert rec["written_by"] == "rule:neutralisation"
     assert set(rec["prediction"].split(".")) == {"{1}[Ca+2]", "{1}[Cl-]", "{1}O"}
@@ -96,11 +96,26 @@ def test_a_reaction_smiles_keeps_its_reagents_and_products() -> None:
     rec = _record("{1}Cl.{1}[OH-].{1}[Ca+2]", "x", given_roles=True, molecules=mols, given_products=["ClCl"])
     rule_records([rec], "smiles")
     assert rec["written_by"] == "model"
+    rec = _record("{1}Cl.{1}[OH-].{1}[Na+]", "x", given_roles=True, given_products=["[Cl-]"])
+    rec["given_reagents"] = ["[OH-]", "[Na+]"]  # the hydroxide written as a reagent: never consumed
+    rule_records([rec], "smiles")
+    assert rec["written_by"] == "model"
+
+
+@pytest.mark.integration
+def test_a_reaction_line_the_model_cannot_balance_is_written_by_the_rule() -> None:
+    """The model's line falls back (its roles then say nothing of the sides); the rule reads the sides."""
+    result = CliRunner().invoke(app, ["predict", "-", "--json"], input="[Fe].O=S(=O)(O)O>>[Fe+2]\n")
+    assert result.exit_code == 0, result.output
+    rec = json.loads(result.stdout.splitlines()[0])
+    assert rec["written_by"] == "rule:metal_acid" and rec["fallback"] is False
+    assert set(rec["prediction"].split(".")) == {"{1}[Fe+2]", "{1}O=S(=O)([O-])[O-]", "{1}[H][H]"}
+    assert "fell back" not in result.stderr
 
 
 @pytest.mark.integration
 def test_predict_marks_who_wrote_each_line_and_leaves_benchmark_files_alone(tmp_path: Path) -> None:
-    lines = "Cl.[Na+].[OH-]\nCC(=O)Cl.NCc1ccccc1\n"
+    lines = "Cl.[Na+].[OH-]\nCCCCCBr.[Na+].[N-]=[N+]=[N-]\n"
     result = CliRunner().invoke(app, ["predict", "-", "--json"], input=lines)
     assert result.exit_code == 0, result.output
     records = [json.loads(x) for x in result.stdout.splitlines()]
