@@ -40,18 +40,23 @@ HALIDES = ("F", "Cl", "Br", "I")
 # Small partners of a piece, tried in pairs when no piece closes a line alone (TBS-F and hydroxide from TBAF and
 # water; ammonium and chloride from a nitrile hydrolysed in hydrochloric acid).
 SMALL = ("O", "[OH-]", "[H+]", "Cl", "[Cl-]", "Br", "[Br-]", "[NH4+]", "N")
+ELEMENTS = frozenset({"C", "H", "N", "O", "S", "P", "Si", "B", "F", "Cl", "Br", "I"})  # a piece's atoms
 MAX_ATOMS = 60  # reactants larger than this are not cut (the candidates grow with the bonds)
 
 
 def _emit(mol: Chem.Mol) -> Iterator[str]:
-    """Each connected piece of ``mol`` as canonical SMILES (pieces that do not sanitise are skipped)."""
+    """Each connected piece of ``mol`` as canonical SMILES: pieces that do not sanitise, hold a radical or an
+    element outside :data:`ELEMENTS` (a metal's valence says nothing of a real molecule) are skipped."""
     try:
         Chem.SanitizeMol(mol)
     except (ValueError, RuntimeError):
         return
     for piece in Chem.MolToSmiles(mol).split("."):
         got = try_canonical(piece)
-        if got is not None:
+        if got is None:
+            continue
+        atoms = Chem.MolFromSmiles(got).GetAtoms()
+        if all(a.GetSymbol() in ELEMENTS and not a.GetNumRadicalElectrons() for a in atoms):
             yield got
 
 

@@ -41,3 +41,10 @@ def test_candidates_are_not_the_reactants() -> None:
     pieces = leftover_molecules(["CCOC(C)=O", "O"])
     assert "CCO" in pieces and "CC(=O)O" in pieces
     assert canonical_smiles("CCOC(C)=O") not in pieces and "O" not in pieces
+
+
+def test_pieces_are_molecules_not_radicals_or_metal_fragments() -> None:
+    """A permanganate cut at a Mn-O bond is no molecule a chemist writes: no candidate holds a metal or a radical."""
+    pieces = leftover_molecules(["CCO", "[O-][Mn](=O)(=O)=O", "C[CH2]"])
+    assert pieces and not any("Mn" in p for p in pieces)
+    assert canonical_smiles("C[CH2]") not in pieces
