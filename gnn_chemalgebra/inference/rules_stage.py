@@ -71,7 +71,7 @@ def write_by_rule(record: dict[str, Any], line: RuleLine) -> None:
     record["new_products"] = list(line.products)
     record["by_products"] = {}
     record["leftover"] = None
-    record["extent"] = 1
+    record["extent"] = line.extent
     record["balanced"] = True
     record["not_covered"] = []
     record["equation"] = line.equation

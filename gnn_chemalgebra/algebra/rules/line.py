@@ -32,6 +32,7 @@ class RuleLine:
     confidence: float
     products: tuple[str, ...]
     nu: tuple[tuple[str, int], ...]
+    extent: int = 1  # how many times the balanced reaction runs on the amounts written
 
     @property
     def line(self) -> str:
@@ -94,8 +95,9 @@ def rule_line(
     terms = tuple(Term(k, m) for m, k in after.items() if k > 0)
     if not _balanced(items, terms, repr, extent):
         return None
-    nu_out = tuple((m, scale * v) for m, v in nu.items())
-    return RuleLine(name, terms, format_reaction(list(got.species), list(got.nu)), confidence, tuple(made), nu_out)
+    nu_out = tuple(nu.items())
+    equation = format_reaction(list(got.species), list(got.nu))
+    return RuleLine(name, terms, equation, confidence, tuple(made), nu_out, max(extent, 1))
 
 
 def _balanced(items: Sequence[Item], terms: Sequence[Term], repr: Repr, extent: int) -> bool:
