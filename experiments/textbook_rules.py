@@ -1,6 +1,7 @@
 """The lines of a `gnnca bench textbook --records` file that explicit rules wrote, and whether they are right.
 
-    python experiments/textbook_rules.py results/textbook/rules_dev_records.jsonl results/textbook/rules_held_out_records.jsonl
+    python experiments/textbook_rules.py results/textbook/rules_dev_records.jsonl \
+        results/textbook/rules_held_out_records.jsonl
 
 Per part and style: the lines a rule wrote and how many of them are right, and the lines the rules turned from
 wrong to right (against the records of the same part without rules, when given with --before). Per rule only on
