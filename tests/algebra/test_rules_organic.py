@@ -35,6 +35,18 @@ def _bag(text: str) -> Counter:
         ("CCCC(=O)OC.[K+].[OH-]", "saponification", "{1}CCCC(=O)[O-].{1}[K+].{1}CO"),
         ("CCCC(=O)OCC.O[Na]", "saponification", "{1}CCCC(=O)O[Na].{1}CCO"),
         ("CC(=O)OCCOC(C)=O.{2}[Na+].{2}[OH-]", "saponification", "{2}CC(=O)[O-].{2}[Na+].{1}OCCO"),
+        ("CCCC(=O)O.O=S(Cl)Cl", "acid_chloride_formation", "{1}CCCC(=O)Cl.{1}O=S=O.{1}Cl"),
+        (
+            "CC(C)(C)OC(=O)OC(=O)OC(C)(C)C.NC1CCCC1",
+            "boc_protection",
+            "{1}CC(C)(C)OC(=O)NC1CCCC1.{1}CC(C)(C)O.{1}O=C=O",
+        ),
+        ("CCC=CCC.ClCl", "halogen_addition", "{1}CCC(Cl)C(Cl)CC"),
+        ("C=CCCO.O=C(OO)c1cccc(Cl)c1", "epoxidation", "{1}OCCC1CO1.{1}O=C(O)c1cccc(Cl)c1"),
+        ("C=CCC(=O)OC.[H][H].[Pd]", "hydrogenation", "{1}CCCC(=O)OC.{1}[Pd]"),
+        ("O=[N+]([O-])c1ccc(C)cc1.{3}[H][H]", "hydrogenation", "{1}Nc1ccc(C)cc1.{2}O"),
+        ("[N-]=[N+]=NCCc1ccccc1.[H][H]", "hydrogenation", "{1}NCCc1ccccc1.{1}N#N"),
+        ("CC(C)(C)OC(=O)NCCc1ccccc1.Cl", "boc_removal", "{1}[NH3+]CCc1ccccc1.{1}[Cl-].{1}C=C(C)C.{1}O=C=O"),
     ],
 )
 def test_organic_rule_writes_the_line(line: str, rule: str, expected: str) -> None:
@@ -55,6 +67,11 @@ def test_organic_rule_writes_the_line(line: str, rule: str, expected: str) -> No
         "O=C1CCCCO1.[Na+].[OH-]",  # a lactone: not written by the rule
         "CC(=O)OC(=O)CC.NCCC",  # a mixed anhydride: two outcomes
         "c1ccccc1.CC(=O)Cl",  # Friedel-Crafts needs its Lewis acid: no nucleophile, no rule
+        "C=CC=C.BrBr",  # two C=C: 1,2- or 1,4-addition
+        "C#CCC=C.[H][H]",  # an alkyne beside the alkene: which is reduced depends on the catalyst
+        "C=CCOCc1ccccc1.[H][H].[Pd]",  # a benzyl ether: hydrogenolysis may cleave it too
+        "CC=CC(C)=O.O=C(OO)c1cccc(Cl)c1",  # an enone: the peracid may give a Baeyer-Villiger ester instead
+        "CC(C)(C)OC(=O)NCCNC(=O)OC(C)(C)C.Cl",  # two Boc groups: one or both removed is not written
     ],
 )
 def test_no_organic_rule_fires(line: str) -> None:

@@ -210,9 +210,6 @@ def saponification(items: Sequence[Item]) -> Proposal | None:
     return "saponification", [esters[0], base], made
 
 
-ORGANIC_RULES = (acyl_substitution, carbodiimide_coupling, fischer_esterification, saponification)
-
-
 def propose_organic(items: Sequence[Item]) -> list[Proposal]:
     """Every organic rule's proposal for the line (SMILES only)."""
     out: list[Proposal] = []
@@ -224,3 +221,139 @@ def propose_organic(items: Sequence[Item]) -> list[Proposal]:
         if got is not None:
             out.append(got)
     return out
+
+
+def _one_pass(mol: Chem.Mol, template: str) -> str | None:
+    """``mol`` through a one-molecule template: its one product (every match the same), or ``None``."""
+    got: set[str] = set()
+    for prods in AllChem.ReactionFromSmarts(template).RunReactants((mol,)):
+        p = Chem.Mol(prods[0])
+        try:
+            Chem.SanitizeMol(p)
+        except (ValueError, RuntimeError):
+            return None
+        got.add(_canon(Chem.MolToSmiles(p)))
+    return got.pop() if len(got) == 1 else None
+
+
+def _named(items: Sequence[Item], smiles: Sequence[str]) -> list[Item]:
+    keys = {_canon(s) for s in smiles}
+    return [it for it in items if it.smiles in keys]
+
+
+SOCL2 = "O=S(Cl)Cl"
+BOC2O = "CC(C)(C)OC(=O)OC(=O)OC(C)(C)C"
+ALKENE = "[C;!a]=[C;!a]"
+ISOLATED_ALKENE = "[C;!a;!$(C-[C,S,N]=O)]=[C;!a;!$(C-[C,S,N]=O)]"
+PERACID = "[CX3](=O)[OX2][OH1]"
+BOC = "[NX3]C(=O)OC([CH3])([CH3])[CH3]"
+# groups a hydrogenation may also reduce or cleave: a line holding one of them is left to the model
+OVER_REDUCIBLE = ("C#C", "[CX3H1]=O", "C=N", "C#N", "c[CH2][O,N]", "[N+](=O)[O-]", "N=[N+]=[N-]", "O-O", "S")
+REDUCIBLE = {
+    "alkene": ("[C;!a]=[C;!a]", "[C:1]=[C:2]>>[C:1][C:2]", ()),
+    "nitro": ("[N+](=O)[O-]", "[c,C:1][N+:2](=O)[O-]>>[c,C:1][N+0:2]", ("O",)),
+    "azide": ("N=[N+]=[N-]", "[C:1][N:2]=[N+]=[N-]>>[C:1][N:2]", ("N#N",)),
+}
+
+
+def acid_chloride_formation(items: Sequence[Item]) -> Proposal | None:
+    """A carboxylic acid and thionyl chloride: the acyl chloride, SO2 and HCl."""
+    agents = _named(items, [SOCL2])
+    acid = _one_with(items, CARBOXYLIC)
+    if len(items) != 2 or len(agents) != 1 or acid is None or _sites(acid, AMINE) or _sites(acid, ALCOHOL):
+        return None
+    made = _one_pass(_mol(acid), "[C:1](=[O:2])[OH1]>>[C:1](=[O:2])Cl")
+    return None if made is None else ("acid_chloride_formation", [acid, agents[0]], [made, "O=S=O", "Cl"])
+
+
+def boc_protection(items: Sequence[Item]) -> Proposal | None:
+    """Boc anhydride and one amine site (a tertiary amine beside it takes no part): the carbamate, tert-butanol and
+    CO2."""
+    agents = _named(items, [BOC2O])
+    if len(agents) != 1:
+        return None
+    rest = [it for it in items if it is not agents[0]]
+    nuc = _nucleophile(rest, agents[0])
+    bases = [it for it in rest if nuc is not None and it is not nuc[0] and _sites(it, TERTIARY_BASE)]
+    if nuc is None or nuc[1] != "amine" or len(rest) != 1 + len(bases) or len(bases) > 1:
+        return None
+    made = _one_pass(_mol(nuc[0]), AMINE[:-1] + ":1]>>[*:1]C(=O)OC(C)(C)C")
+    return None if made is None else ("boc_protection", [agents[0], nuc[0]], [made, "CC(C)(C)O", "O=C=O"])
+
+
+def halogen_addition(items: Sequence[Item]) -> Proposal | None:
+    """Bromine or chlorine and one alkene C=C (no other C=C or C#C on the line): the vicinal dihalide."""
+    halogens = _named(items, ["BrBr", "ClCl"])
+    alkenes = [it for it in items if _sites(it, ALKENE)]
+    if len(items) != 2 or len(halogens) != 1 or len(alkenes) != 1 or _sites(alkenes[0], ALKENE) != 1:
+        return None
+    if _sites(alkenes[0], "C#C"):
+        return None
+    x = "Br" if halogens[0].smiles == "BrBr" else "Cl"
+    made = _one_pass(_mol(alkenes[0]), f"[C:1]=[C:2]>>[C:1]({x})[C:2]{x}")
+    return None if made is None else ("halogen_addition", [alkenes[0], halogens[0]], [made])
+
+
+def epoxidation(items: Sequence[Item]) -> Proposal | None:
+    """A peracid and one isolated alkene C=C (no other C=C): the epoxide and the peracid's acid."""
+    peracids = [it for it in items if _sites(it, PERACID) == 1]
+    alkenes = [it for it in items if _sites(it, ALKENE)]
+    if len(items) != 2 or len(peracids) != 1 or len(alkenes) != 1 or alkenes[0] is peracids[0]:
+        return None
+    if _sites(alkenes[0], ALKENE) != 1 or _sites(alkenes[0], ISOLATED_ALKENE) != 1:
+        return None
+    epoxide = _one_pass(_mol(alkenes[0]), "[C:1]=[C:2]>>[C:1]1[C:2]O1")
+    acid = _one_pass(_mol(peracids[0]), "[C:1](=[O:2])[O:3][OH1]>>[C:1](=[O:2])[O:3]")
+    if epoxide is None or acid is None:
+        return None
+    return "epoxidation", [alkenes[0], peracids[0]], [epoxide, acid]
+
+
+def hydrogenation(items: Sequence[Item]) -> Proposal | None:
+    """Hydrogen (over a metal catalyst, written back, or none) and a molecule with one reducible group and nothing
+    else a hydrogenation could touch: an alkene to the alkane, a nitro group to the amine and water, an azide to
+    the amine and N2."""
+    h2 = [it for it in items if it.kind == "hydrogen"]
+    catalysts = _named(items, ["[Pd]", "[Pt]", "[Ni]"])
+    rest = [it for it in items if it not in h2 and it not in catalysts]
+    if len(h2) != 1 or len(catalysts) > 1 or len(rest) != 1:
+        return None
+    sub = rest[0]
+    found = [(k, v) for k, v in REDUCIBLE.items() if _sites(sub, v[0])]
+    if len(found) != 1 or _sites(sub, found[0][1][0]) != 1:
+        return None
+    kind, (site, template, extra) = found[0]
+    if any(_sites(sub, g) for g in OVER_REDUCIBLE if g != site):
+        return None
+    made = _one_pass(_mol(sub), template)
+    return None if made is None else ("hydrogenation", [sub, h2[0]], [made, *extra])
+
+
+def boc_removal(items: Sequence[Item]) -> Proposal | None:
+    """A Boc carbamate (one) with a strong acid (TFA, HCl): the ammonium salt of the amine (as ions), isobutene
+    and CO2."""
+    acids = _named(items, ["OC(=O)C(F)(F)F", "Cl"])
+    bocs = [it for it in items if _sites(it, BOC)]
+    if len(items) != 2 or len(acids) != 1 or len(bocs) != 1 or _sites(bocs[0], BOC) != 1:
+        return None
+    if _sites(bocs[0], AMINE) or _sites(bocs[0], TERTIARY_BASE):
+        return None  # a second basic site: which one takes the proton is not written
+    cation = _one_pass(_mol(bocs[0]), "[N:1]C(=O)OC([CH3])([CH3])[CH3]>>[N+:1]")
+    anion = "[Cl-]" if acids[0].smiles == "Cl" else _canon("O=C([O-])C(F)(F)F")
+    if cation is None:
+        return None
+    return "boc_removal", [bocs[0], acids[0]], [cation, anion, "C=C(C)C", "O=C=O"]
+
+
+ORGANIC_RULES = (
+    acyl_substitution,
+    carbodiimide_coupling,
+    fischer_esterification,
+    saponification,
+    acid_chloride_formation,
+    boc_protection,
+    halogen_addition,
+    epoxidation,
+    hydrogenation,
+    boc_removal,
+)
