@@ -10,7 +10,11 @@ A rule fires only when the line names its reagents and nothing else, with exactl
 - ``fischer_esterification``: a carboxylic acid and a primary or secondary alcohol with a strong acid catalyst
   (sulfuric, p-toluenesulfonic, methanesulfonic, hydrochloric acid), which is written back: the ester and water;
 - ``saponification``: an ester (open-chain) with a hydroxide, every ester group: the carboxylate (ions as the
-  input writes them) and the alcohol.
+  input writes them) and the alcohol;
+- ``acid_chloride_formation`` (thionyl chloride), ``boc_protection`` (Boc anhydride and one amine),
+  ``boc_removal`` (TFA or HCl: the ammonium salt, isobutene, CO2), ``halogen_addition`` (Br2 or Cl2 and one
+  C=C), ``epoxidation`` (a peracid and one isolated C=C), ``hydrogenation`` (H2 and one alkene, nitro or azide
+  group, nothing else a hydrogenation could touch).
 
 A carboxylic acid and an amine or an alcohol without a coupling agent or catalyst are left to the model: cold they
 give a salt or nothing, hot the amide or ester; the line does not say which.
