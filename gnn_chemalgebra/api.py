@@ -18,10 +18,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .errors import InputError
 from .io import checkpoint_paths
+
+if TYPE_CHECKING:
+    from .inference.prediction import Prediction as LinePrediction
 
 
 @dataclass(frozen=True)
@@ -86,33 +89,34 @@ class Prediction:
         return cls(line, source, "", (), 0, "", 0.0, False, None, rec, error=error)
 
     @classmethod
-    def from_record(
-        cls, rec: Mapping[str, Any], min_confidence: float | None = None, keep_out_of_domain: bool = False
+    def from_prediction(
+        cls, pred: LinePrediction, min_confidence: float | None = None, keep_out_of_domain: bool = False
     ) -> Prediction:
-        """A record as a :class:`Prediction`; with ``min_confidence``, abstained below it, and on a line out of
+        """A predicted line as the API gives it; with ``min_confidence``, abstained below it, and on a line out of
         domain unless ``keep_out_of_domain`` (as ``gnnca predict --min-confidence``)."""
         abstain = min_confidence is not None and (
-            float(rec["confidence"]) < min_confidence or (rec.get("in_domain") is False and not keep_out_of_domain)
+            float(pred.confidence or 0.0) < min_confidence or (pred.in_domain is False and not keep_out_of_domain)
         )
-        roles = tuple(
-            MoleculeRole(m["mol"], m["role"], m["nu"], m["confidence"], m["best_role"]) for m in rec["molecules"]
-        )
+        roles = tuple(MoleculeRole(m.mol, m.role, m.nu, m.confidence, m.best_role) for m in pred.molecules)
+        trust = pred.trust
         return cls(
-            line=rec["line"],
-            source=rec["source"],
-            prediction="" if abstain else rec["prediction"],
+            line=pred.line,  # type: ignore[arg-type]  # set by the stream
+            source=pred.completed_source if pred.completed_source is not None else pred.source or "",
+            prediction="" if abstain else pred.prediction,
             roles=roles,
-            extent=rec["extent"],
-            extent_rule=rec["extent_rule"],
-            confidence=rec["confidence"],
-            fallback=rec["fallback"],
-            main_product=rec["main_product"],
-            record=rec,
-            calibrated=bool(rec.get("calibrated")),
-            calibration_note=rec.get("calibration_note"),
-            in_domain=rec.get("in_domain"),
-            nearest_training_similarity=rec.get("nearest_training_similarity"),
-            top_k=tuple((t["prediction"], t["probability"]) for t in rec.get("top_k") or []),
+            extent=pred.extent,  # type: ignore[arg-type]  # None from a sequence model
+            extent_rule=pred.extent_rule,  # type: ignore[arg-type]
+            confidence=pred.confidence,  # type: ignore[arg-type]  # the trust stage always sets one
+            fallback=pred.fallback,
+            main_product=pred.main_product,
+            record=pred.to_json(),
+            calibrated=trust is not None and trust.calibrated,
+            calibration_note=None if trust is None else trust.calibration_note,
+            in_domain=pred.in_domain,
+            nearest_training_similarity=None
+            if trust is None or trust.domain is None
+            else trust.domain.nearest_training_similarity,
+            top_k=tuple((t.prediction, t.probability) for t in pred.top_k),
             abstained=abstain,
         )
 
@@ -136,10 +140,13 @@ class ReactionPredictor:
         lazy_imports.install()  # as gnnca does: torch._dynamo loads only if something uses it (faster start)
         from .config import DecodeConfig
         from .inference.byproduct_convention import check_convention
-        from .inference.predict_command import PredictOptions, Predictors
+        from .inference.options import PredictOptions
+        from .inference.pipeline import Models
         from .inference.run import COEF_SETS, decode_overrides, resolve_extent
 
         _choice("coef_set", coef_set, COEF_SETS)
+        _checkpoint_argument("checkpoint", checkpoint)
+        _checkpoint_argument("edit_checkpoint", edit_checkpoint)
         for name, value in (("extent", extent), ("device", device)):
             if not isinstance(value, str):
                 raise InputError(f"{name} must be a string, got {value!r} ({type(value).__name__})")
@@ -163,13 +170,10 @@ class ReactionPredictor:
             coef_set=coef_set,
             device=device,
         )
-        # the predictors of gnnca predict (Predictor.from_checkpoint), with the in-domain fields in every record
-        self._predictors = Predictors(self.options, self.extent, domain=True)
+        # the models of gnnca predict (Predictor.from_checkpoint); every record shows its confidence
+        self._models = Models(self.options, self.extent, second_opinion=True)
         if checkpoint is not None:
-            for part in checkpoint_paths(str(checkpoint)):  # a.pt,b.pt: an ensemble
-                if not Path(part).is_file():
-                    raise InputError("no such checkpoint", path=part)
-            self._predictors.fixed()
+            self._models.fixed()
 
     def predict(
         self,
@@ -195,7 +199,8 @@ class ReactionPredictor:
         below it, or out of domain (``in_domain`` false) unless ``keep_out_of_domain``, is returned with
         ``abstained`` true and an empty ``prediction``; ``skip_invalid``: a bad line is
         returned in its place with ``error`` set (as ``gnnca predict --skip-invalid``) instead of raising."""
-        from .inference.predict_command import check_options, collect, line_stream, max_chars_of
+        from .inference.options import check_options, max_chars_of
+        from .inference.predict_command import build_pipeline, collect
         from .inference.source import text_lines
 
         for name, value in (("beam", beam), ("batch_size", batch_size), ("workers", workers), ("top_k", top_k)):
@@ -207,17 +212,19 @@ class ReactionPredictor:
             or not 0.0 <= min_confidence <= 1.0
         ):
             raise InputError(f"min_confidence must be a number in [0, 1] or None, got {min_confidence!r}")
-        if not isinstance(skip_invalid, bool):
-            raise InputError(f"skip_invalid must be True or False, got {skip_invalid!r}")
+        for name, flag in (("skip_invalid", skip_invalid), ("keep_out_of_domain", keep_out_of_domain)):
+            if not isinstance(flag, bool):  # a truthy "no" must not keep lines out of domain
+                raise InputError(f"{name} must be True or False, got {flag!r}")
         opts = replace(
             self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k, skip_invalid=skip_invalid
         )
         check_options(replace(opts, input="-"))
-        self._predictors.opts = opts
         items = _text_items(lines)
-        stream = line_stream(opts, self._predictors, "<input>")
-        res = collect(stream, text_lines(items, max_chars_of(opts), "<input>"))
-        out = [Prediction.from_record(r, min_confidence, keep_out_of_domain) for r in res.records]
+        # the path of gnnca predict, with the in-domain fields in every record
+        pipeline = build_pipeline(opts, self.extent, models=self._models, domain=True)
+        stream = pipeline.stream("<input>")
+        res = collect(pipeline, stream, text_lines(items, max_chars_of(opts), "<input>"))
+        out = [Prediction.from_prediction(p, min_confidence, keep_out_of_domain) for p in res.predictions]
         out += [Prediction.refused(n, items[n - 1], e) for n, e in res.refused]  # numbered as text_lines does
         out += [Prediction.passed_over(n, items[n - 1]) for n in res.blank]
         out.sort(key=lambda p: p.line)
@@ -229,6 +236,18 @@ def _choice(name: str, value: Any, allowed: Iterable[str]) -> None:
     allowed = tuple(allowed)
     if not isinstance(value, str) or value not in allowed:
         raise InputError(f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+
+
+def _checkpoint_argument(name: str, value: Any) -> None:
+    """A checkpoint argument: ``None``, or a path (``a.pt,b.pt``: an ensemble) whose every file exists; anything
+    else is one :class:`InputError` naming the argument, at the call that takes it."""
+    if value is None:
+        return
+    if not isinstance(value, str) and not hasattr(value, "__fspath__"):  # a str or an os.PathLike
+        raise InputError(f"{name} must be a path (str or os.PathLike) or None, got {value!r} ({type(value).__name__})")
+    for part in checkpoint_paths(Path(value)):  # a.pt,b.pt: an ensemble
+        if not Path(part).is_file():
+            raise InputError(f"no such checkpoint ({name})", path=part)
 
 
 def _text_items(lines: Any) -> list[str]:

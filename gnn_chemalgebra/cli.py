@@ -3,8 +3,11 @@ the project's errors into one clear line on stderr with exit code 2."""
 
 from __future__ import annotations
 
+import dataclasses
 import functools
+import inspect
 import sys
+import typing
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
@@ -13,9 +16,9 @@ import typer
 
 from . import lazy_imports
 from .benchmark.command import build_bench_app
-from .chem import limits
 from .data_command import build_data_app
 from .errors import ChemAlgebraError, Stopped
+from .inference.options import PredictOptions, cli_default
 from .inference.stop import exit_on_signals
 
 # torch._dynamo (pulled in by torch_geometric) loads only if something uses it; a `gnnca predict` process (the
@@ -229,191 +232,50 @@ def train_cmd(
         typer.echo(json.dumps({k: v for k, v in summary.items() if k != "history"}, indent=1, default=str))
 
 
-@app.command("predict")
-@friendly_errors
-def predict_cmd(
-    input: str = typer.Argument(..., help="File with one reaction per line, or '-' for stdin (read as it arrives)."),
-    checkpoint: Path = typer.Option(
-        None,
-        "--checkpoint",
-        help="GNN checkpoint (default: $GNNCA_CHECKPOINT, else the bundled model for the input: "
-        "gnn_smiles_default.pt for SMILES, gnn_default.pt for formulas). A checkpoint fixes the input's "
-        "representation: lines in the other one are refused, never converted. Several of one representation "
-        "joined by commas (a.pt,b.pt) are read as one ensemble: role and leftover log-probabilities averaged; the "
-        "first gives the vocabulary and decode settings. A trained Transformer checkpoint (gnnca train with "
-        "model.name transformer, the sequence baseline) is detected and predicts the same way: the beam's best "
-        "line, confidence from its sequence log-probability, never a fallback.",
-    ),
-    edit_checkpoint: Path = typer.Option(
-        None,
-        "--edit-checkpoint",
-        help="Bond-edit model for new SMILES product graphs (default: the one the GNN was trained with, "
-        "$GNNCA_EDIT_CHECKPOINT, or the bundled edit_default.pt). Several joined by commas (a.pt,b.pt) are "
-        "read as one ensemble: their heads' log-probabilities averaged.",
-    ),
-    repr: str = typer.Option(
-        "auto",
-        "--repr",
-        help="smiles | formula | auto. auto: the checkpoint's representation, or without --checkpoint the first "
-        "line that reads only one way decides (lines that read both ways, like CO, wait for it and are SMILES "
-        "if none comes); a later line that reads only the other way is refused (mixed input).",
-    ),
-    extent: str = typer.Option(
-        "auto",
-        "--extent",
-        help="Extent of reaction: bayes (the benchmark's rule: Type 1 read off, Type 2 its posterior), limiting "
-        "(your coefficients are amounts: the limiting reactant is consumed), or auto (bayes for a benchmark "
-        "source file src-*.txt as gnnca data build writes it, limiting for stdin and any other file).",
-    ),
-    byproducts: str = typer.Option(
-        "auto",
-        "--byproducts",
-        help="What a written line gives off: chemist (real molecules: water, HCl, a salt written as the input "
-        "writes its ions, CO2, N2, an alcohol; a line no real molecules close keeps the benchmark's, counted), "
-        "benchmark (the benchmark's leftover chains such as [O] or [C]O[O]), or auto (benchmark for a benchmark "
-        "source file src-*.txt or --extent bayes, chemist otherwise). --json says which wrote each line.",
-    ),
-    set_: list[str] = typer.Option(
-        [],
-        "--set",
-        help="Override a decode setting saved with the checkpoint: --set decode.balance_beam=8 (repeatable).",
-    ),
-    as_json: bool = typer.Option(
-        False,
-        "--json",
-        help="One JSON object per input line, with its 'line' number: the chosen hypothesis' roles (each "
-        "molecule's own best under best_role), extent and its rule, confidences, fallback; a refused line has "
-        "'error', a blank or # line 'blank': true.",
-    ),
-    draw: Path = typer.Option(
-        None,
-        "--draw",
-        help="Draw the predictions as equations (coefficients, reagents above the arrow, the leftover chain "
-        "framed) to this PNG: one line one image, several a grid (pages of 20); a folder: line_<n>.png each. "
-        "Its parent folder must exist.",
-    ),
-    skip_invalid: bool = typer.Option(
-        False,
-        "--skip-invalid",
-        help="Refused lines (unreadable, over a limit, wrong representation) give an empty output line, their "
-        "reasons on stderr, counted; without it the first one stops the run (exit 2) after the lines before it.",
-    ),
-    beam: int = typer.Option(
-        1, "--beam", help="Top-k hypotheses (roles x product graphs) in --json under 'beam'; line = the best."
-    ),
-    coef_set: str = typer.Option("auto", "--coef-set", help="Type 2 prior: in | out | auto (from the input)."),
-    line_type: str = typer.Option(
-        "auto",
-        "--line-type",
-        help="How each line is read: auto (equal coefficients = Type 1: extent read off; unequal = Type 2: "
-        "products may already be present, extent from its posterior), 1 or 2 (every line; e.g. 2 for a Type-2 "
-        "benchmark file, whose lines can have equal coefficients too), model (the checkpoint's training type).",
-    ),
-    max_chars: int = typer.Option(
-        None,
-        "--max-chars",
-        help=f"Longest line read, in characters (default {limits.DEFAULT_MAX_CHARS:,}; 0: no limit); a longer one is "
-        "refused unread.",
-    ),
-    max_atoms: int = typer.Option(
-        None,
-        "--max-atoms",
-        help=f"Most heavy atoms in one molecule (default {limits.DEFAULT_MAX_ATOMS:,}; 0: no limit).",
-    ),
-    max_molecules: int = typer.Option(
-        None,
-        "--max-molecules",
-        help=f"Most molecules in one line (default {limits.DEFAULT_MAX_MOLECULES:,}; 0: no limit).",
-    ),
-    max_total_atoms: int = typer.Option(
-        None,
-        "--max-total-atoms",
-        help=f"Most heavy atoms in one line, all molecules together (default {limits.DEFAULT_MAX_TOTAL_ATOMS:,}; 0: no "
-        "limit). The defaults are about twice the training data's largest lines; a line over a limit is refused "
-        "with the limit named.",
-    ),
-    max_coef: int = typer.Option(
-        None,
-        "--max-coef",
-        help=f"Largest coefficient of a term (default {limits.DEFAULT_MAX_COEF:,}; 0: no limit; the benchmark's are "
-        "1..10).",
-    ),
-    device: str = typer.Option("cpu", "--device", help="cpu | cuda | cuda:N | auto."),
-    batch_size: int = typer.Option(256, "--batch-size", help="Lines per network batch."),
-    workers: int = typer.Option(
-        1, "--workers", help="Processes decoding batches in parallel (each loads the model; large files)."
-    ),
-    quiet: bool = typer.Option(False, "--quiet", help="No progress bar (shown for more than 1,000 lines on a tty)."),
-    top_k: int = typer.Option(
-        None,
-        "--top-k",
-        help="The K best distinct balanced lines with their calibrated probabilities, most probable first, in "
-        "--json under 'top_k' (the beam is widened to K; with --columns also as text columns). Default 1, or 5 "
-        "with --coverage.",
-    ),
-    min_confidence: float = typer.Option(
-        None,
-        "--min-confidence",
-        help="Abstain below this calibrated confidence (0-1), and on lines out of domain (in_domain false): an "
-        "empty output line, the reason on stderr, counted; line numbers stay aligned with the input.",
-    ),
-    keep_out_of_domain: bool = typer.Option(
-        False, "--keep-out-of-domain", help="With --min-confidence: keep lines out of domain."
-    ),
-    columns: bool = typer.Option(
-        False, "--columns", help="Text output as tab-separated columns: each top-k line, then its probability."
-    ),
-    coverage: float = typer.Option(
-        None,
-        help="Conformal sets: per line the fewest top-k lines holding the right one with this probability (0.9) on "
-        "lines like the validation lines fitted. --json adds prediction_set and set_size; a text line is the set "
-        "size, then each line and its probability, tab separated (0: no line probable enough; NA: no set, why on "
-        "stderr).",
-    ),
-    conformal: Path = typer.Option(None, help="Sidecar of --coverage (default: <checkpoint>.conformal.json)."),
-) -> None:
+def predict_cmd(**options: Any) -> None:
     """Predict balanced target lines (benchmark format) for reactions with or without coefficients.
 
     Output is streamed in input order, one line per input line (empty for a blank, # or refused line), flushed
     as each batch is done. Lines that no hypothesis balances are written unchanged, marked "fallback": true in
     --json, counted on stderr. Exit 2 when a line is refused (or, with --skip-invalid, when no line is
     answered: each one refused or abstained on)."""
-    from .inference.predict_command import PredictOptions, run_predict
-    from .inference.predict_sets import DEFAULT_SET_K
+    from .inference.predict_command import run_predict
 
-    opts = PredictOptions(
-        input=input,
-        checkpoint=checkpoint,
-        edit_checkpoint=edit_checkpoint,
-        repr=repr,
-        extent=extent,
-        byproducts=byproducts,
-        settings=list(set_),
-        as_json=as_json,
-        draw=draw,
-        skip_invalid=skip_invalid,
-        beam=beam,
-        coef_set=coef_set,
-        line_type=line_type,
-        max_chars=max_chars,
-        max_atoms=max_atoms,
-        max_molecules=max_molecules,
-        max_total_atoms=max_total_atoms,
-        max_coef=max_coef,
-        device=device,
-        batch_size=batch_size,
-        workers=workers,
-        quiet=quiet,
-        top_k=top_k if top_k is not None else (DEFAULT_SET_K if coverage is not None else 1),
-        min_confidence=min_confidence,
-        columns=columns,
-        keep_out_of_domain=keep_out_of_domain,
-        coverage=coverage,
-        conformal=conformal,
-    )
+    opts = PredictOptions(**options)
     code = run_predict(opts, echo=lambda msg: typer.echo(msg, err=True), after_load=lazy_imports.resume_gc)
     if code:
         raise typer.Exit(code)
+
+
+def _signature_of(options: type) -> tuple[inspect.Signature, dict[str, Any]]:
+    """A command's signature from an options dataclass: one typer argument or option per field that has a help
+    (its flags and help from the field's metadata), its type without ``None`` (typer reads a missing value as the
+    default); and the annotations typer reads."""
+    hints = typing.get_type_hints(options)
+    params, annotations = [], {}
+    for f in dataclasses.fields(options):
+        if "help" not in f.metadata:
+            continue
+        if f.metadata.get("argument"):
+            info = typer.Argument(..., help=f.metadata["help"])
+        else:
+            info = typer.Option(cli_default(f), *f.metadata["flags"], help=f.metadata["help"])
+        kind = hints[f.name]
+        args = [a for a in typing.get_args(kind) if a is not type(None)]
+        kind = args[0] if type(None) in typing.get_args(kind) and len(args) == 1 else kind
+        annotations[f.name] = kind
+        params.append(inspect.Parameter(f.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=info, annotation=kind))
+    return inspect.Signature(params), annotations
+
+
+def _register_predict() -> None:
+    """``gnnca predict``: its options are :class:`~.inference.options.PredictOptions`' fields, declared there once."""
+    predict_cmd.__signature__, predict_cmd.__annotations__ = _signature_of(PredictOptions)  # type: ignore[attr-defined]
+    predict_cmd.__annotations__["return"] = None
+    app.command("predict")(friendly_errors(predict_cmd))
+
+
+_register_predict()
 
 
 def main() -> None:  # pragma: no cover - console entry

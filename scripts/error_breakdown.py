@@ -43,9 +43,12 @@ if a.predictions:
     if len(reports) != len(examples):
         raise SystemExit(f"{a.predictions}: {len(reports)} predictions for {len(examples)} lines of {a.split}")
 else:
-    reports = Predictor.from_checkpoint(ckpt, options=PredictorOptions(edit_checkpoint=a.edit_checkpoint)).predict(
-        examples, batch_size=256, beam=a.beam if repr_ == "smiles" else 1
-    )
+    reports = [
+        p.to_json()
+        for p in Predictor.from_checkpoint(ckpt, options=PredictorOptions(edit_checkpoint=a.edit_checkpoint)).predict(
+            examples, batch_size=256, beam=a.beam if repr_ == "smiles" else 1
+        )
+    ]
 seconds = time.perf_counter() - t0
 counts = report_errors(examples, reports, repr_)
 beam = a.beam if repr_ == "smiles" and not a.predictions else 1  # gnnca predict writes its top-1

@@ -83,6 +83,12 @@ def test_api_arguments_are_checked_when_given() -> None:
         load_predictor(coef_set="zz")
     with pytest.raises(InputError, match="device must be a string"):
         load_predictor(device=0)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"checkpoint must be a path \(str or os.PathLike\) or None, got 5 \(int\)"):
+        load_predictor(checkpoint=5)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"edit_checkpoint must be a path .* got 1.5 \(float\)"):
+        load_predictor(edit_checkpoint=1.5)  # type: ignore[arg-type]
+    with pytest.raises(InputError, match=r"nope.pt: no such checkpoint \(edit_checkpoint\)"):
+        load_predictor(edit_checkpoint="nope.pt")  # at the call, not at the first SMILES prediction
     predictor = load_predictor()
     for kw, says in [
         ({"top_k": "3"}, "top_k must be an integer of at least 1, got '3' (str)"),
@@ -93,6 +99,7 @@ def test_api_arguments_are_checked_when_given() -> None:
         ({"min_confidence": "0.5"}, "min_confidence must be a number in [0, 1]"),
         ({"min_confidence": 1.5}, "min_confidence must be a number in [0, 1]"),
         ({"skip_invalid": "yes"}, "skip_invalid must be True or False"),
+        ({"keep_out_of_domain": "no"}, "keep_out_of_domain must be True or False, got 'no'"),  # truthy
     ]:
         with pytest.raises(InputError) as err:
             predictor.predict(AMOUNTS, **kw)

@@ -95,10 +95,10 @@ def test_every_kind_round_trips(name: str, tmp_path: Path) -> None:
         return
     src = (tmp_path / "built" / VARIANT / "src-valid.txt").read_text().splitlines()[0]
     ex = example_from_line(src, "formula", 1)
-    (rec,) = pred.predict([ex])
+    (rec,) = [p.to_json() for p in pred.predict([ex])]
     assert isinstance(rec["prediction"], str) and "fallback" in rec
     again = Predictor.from_checkpoint(path)  # the one constructor picks the same factory
-    assert type(again) is type(pred) and again.predict([ex])[0]["prediction"] == rec["prediction"]
+    assert type(again) is type(pred) and again.predict([ex])[0].prediction == rec["prediction"]
 
 
 @pytest.mark.unit

@@ -23,11 +23,7 @@ pytestmark = pytest.mark.unit
 LIMIT = 500
 PACKAGE_DIR = Path(gnn_chemalgebra.__file__).resolve().parent
 # Today's modules over the limit, relative to the package; shorten this list, never lengthen it.
-OVER_LIMIT = frozenset(
-    {
-        "inference/decoder.py",
-    }
-)
+OVER_LIMIT: frozenset[str] = frozenset()
 
 
 FUNCTION_LIMIT = 100

@@ -35,7 +35,7 @@ def decode_ablation(
         for name, (evidence, valence) in COMBOS.items():
             pred.settings.role_evidence, pred.settings.valence_check = evidence, valence
             t0 = time.perf_counter()
-            lines = [r["prediction"] for r in pred.predict(exs, batch_size=256)]
+            lines = [r.prediction for r in pred.predict(exs, batch_size=256)]
             row[f"EM {name}"] = round(float(evaluate_lines(lines, tgts, pred.repr)["EM"]), 2)  # type: ignore[arg-type]
             row[f"s {name}"] = round(time.perf_counter() - t0, 1)
         rows.append(row)

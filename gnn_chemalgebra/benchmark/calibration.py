@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -33,6 +33,9 @@ from ..errors import InputError
 from ..evaluation.calibration import calibration_summary, coverage_curve, reliability_bins
 from ..evaluation.metrics import parse_prediction, parse_reference, score_pair
 from ..io import atomic_write_json, atomic_write_lines, read_lines, sha256_file
+
+if TYPE_CHECKING:
+    from ..inference.predictor import Predictor
 
 COVERAGES = (0.5, 0.8, 1.0)
 
@@ -71,7 +74,7 @@ def line_sets(built: Path, repr: str, variants: Sequence[str], split: str) -> li
 
 # --------------------------------------------------------------------------- predicting and labelling
 def predict_set(
-    predictor: Any, ls: LineSet, beam: int, limit: int | None, cache: Path | None, tag: str, log: Callable
+    predictor: Predictor, ls: LineSet, beam: int, limit: int | None, cache: Path | None, tag: str, log: Callable
 ) -> list[dict[str, Any]]:
     """The ``--json`` records of the first ``limit`` lines of ``ls`` (all when ``None``), from the cache when a
     complete file is there."""
@@ -81,7 +84,7 @@ def predict_set(
     path = None
     if cache is not None:
         # records made with a second opinion are other records (a cache from before must not stand in for them)
-        so = "-so" if getattr(predictor, "second_opinion", False) and getattr(predictor, "type1", None) else ""
+        so = "-so" if predictor.second_opinion and predictor.type1 is not None else ""
         name = f"{tag}-{variant_short(ls.variant)}-{ls.split}-lt{ls.line_type}-b{beam}-n{len(lines)}{so}.jsonl"
         path = cache / name
         if path.is_file():
@@ -138,7 +141,7 @@ def limiting_targets(
 
 
 def predict_limiting(
-    predictor: Any, ls: LineSet, cache: Path | None, tag: str, log: Callable
+    predictor: Predictor, ls: LineSet, cache: Path | None, tag: str, log: Callable
 ) -> tuple[list[dict[str, Any]], list[bool]]:
     """A Type-2 validation file predicted with ``--extent limiting`` (beam 1) and each line's exact match with
     :func:`limiting_targets`."""
@@ -171,7 +174,7 @@ def beam_labels(records: Sequence[dict[str, Any]], targets: Sequence[str], repr:
 
 # --------------------------------------------------------------------------- fitting
 def fit_trust(
-    predictor: Any,
+    predictor: Predictor,
     checkpoint: Path,
     valid: Sequence[LineSet],
     train_meta: Sequence[Path],
@@ -220,7 +223,7 @@ def fit_trust(
     return Trust(repr, cal, index, meta), {"calibration": fitted_on, "domain": index.info, **meta}
 
 
-def _trust_meta(predictor: Any) -> dict[str, Any]:
+def _trust_meta(predictor: Predictor) -> dict[str, Any]:
     """What a calibration was fitted under: the extent rule, the decode settings, the edit and Type-1 models."""
     from ..inference.trust_stage import (
         edit_model_path,

@@ -13,7 +13,10 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from ..inference.edit_decode import EditPredictor
 
 
 def reaction_file(data_dir: str | Path, split: str) -> Path:
@@ -34,7 +37,9 @@ def _balanced(reactants: list[str], products: list[str]) -> tuple[bool, str | No
     return (not excess) and (not diff or chain is not None), chain
 
 
-def evaluate_edit_model(predictor: Any, records: Sequence[dict[str, Any]], beam: int, batch: int) -> dict[str, Any]:
+def evaluate_edit_model(
+    predictor: EditPredictor, records: Sequence[dict[str, Any]], beam: int, batch: int
+) -> dict[str, Any]:
     """Score an ``EditPredictor`` on reaction records (``reactants``, ``reagents``, gold products, edits)."""
     from rdkit import Chem
 

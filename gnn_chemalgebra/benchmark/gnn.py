@@ -24,7 +24,6 @@ from ..config import load_config
 from ..data.dataset import load_examples
 from ..data.layout import variant_props, variant_short
 from ..evaluation.metrics import evaluate_lines
-from ..inference.report import count_fallbacks
 from ..inference.validation import predictor_validator
 from ..io import atomic_write_json, atomic_write_lines, read_lines
 from ..training.run import train
@@ -178,7 +177,8 @@ def predict_reports(checkpoint: Path, examples: Sequence[Any], beam: int) -> lis
     """The predictor's per-line reports (``prediction``, ``nu``, ``extent``, ``beam``, ``fallback`` ...)."""
     from ..inference.predictor import Predictor
 
-    return Predictor.from_checkpoint(str(checkpoint)).predict(examples, batch_size=256, beam=beam)
+    preds = Predictor.from_checkpoint(str(checkpoint)).predict(examples, batch_size=256, beam=beam)
+    return [p.to_json() for p in preds]  # stored and read as --json records
 
 
 def predict_setting(opts: GnnOptions, variant: str, model: str, run_dir: Path, setting: str) -> None:
@@ -194,7 +194,7 @@ def predict_setting(opts: GnnOptions, variant: str, model: str, run_dir: Path, s
     info: dict[str, Any] = {"n": len(exs), "predict_s": time.perf_counter() - t0}
     info["balanced"] = sum(bool(r.get("balanced")) for r in reports)
     if any("fallback" in r for r in reports):  # lines written without a balanced hypothesis (source copied)
-        info["fallback"] = count_fallbacks(reports)
+        info["fallback"] = sum(bool(r.get("fallback")) for r in reports)
     lines = [r["prediction"] for r in reports]
     if model == "gnn":
         atomic_write_json(

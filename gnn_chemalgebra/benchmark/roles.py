@@ -17,7 +17,7 @@ import time
 from collections import Counter
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..algebra.roles import ROLE_NU
 from ..checkpoint import load_checkpoint
@@ -26,8 +26,11 @@ from ..data.layout import variant_props, variant_short
 from ..evaluation.roles import plot_role_calibration, role_metrics, role_metrics_markdown, role_samples
 from ..io import atomic_write_json, atomic_write_text
 
+if TYPE_CHECKING:
+    from ..inference.predictor import Predictor
 
-def head_probabilities(predictor: Any, examples: Sequence[Any], batch_size: int = 64) -> list[Any]:
+
+def head_probabilities(predictor: Predictor, examples: Sequence[Any], batch_size: int = 64) -> list[Any]:
     """The role head's ``[n_mols, classes]`` probabilities of each example (no decoding)."""
     out: list[Any] = []
     for s in range(0, len(examples), batch_size):
@@ -59,13 +62,13 @@ def role_report(
         reader = predictor.reader(int(variant_props(long_name)["type"]))  # the head that wrote these lines
         probs = head_probabilities(reader, examples, batch_size)
         records = reader.predict(examples, batch_size=batch_size)
-        samples = role_samples(examples, probs, [r["nu"] for r in records])
+        samples = role_samples(examples, probs, [r.nu for r in records])
         m = role_metrics(samples["gold"], samples["prob"], samples["decoded"])
         m.update(
             variant=long_name,
             split=split,
             lines=len(examples),
-            fallback_lines=sum(bool(r.get("fallback")) for r in records),
+            fallback_lines=sum(r.fallback for r in records),
         )
         reports[f"{variant_short(long_name)} {split}"] = m
         log(
@@ -113,7 +116,7 @@ def _gold_nu(n: int) -> int:
     return max(ROLE_NU[0], min(ROLE_NU[-1], n))
 
 
-def balance_scores(predictor: Any, examples: Sequence[Any], batch_size: int = 64) -> dict[str, Any]:
+def balance_scores(predictor: Predictor, examples: Sequence[Any], batch_size: int = 64) -> dict[str, Any]:
     """EM, first-hypothesis balance and role accuracy of ``examples`` (labelled: ``.nu_in``).
 
     First hypothesis = the arg-max role of every molecule and the most likely leftover option, decoded exactly;
@@ -138,7 +141,7 @@ def balance_scores(predictor: Any, examples: Sequence[Any], batch_size: int = 64
         dec.warm_edit_cache(chunk, outs)
         for ex, r in zip(chunk, outs, strict=True):
             rec = predictor.decode_one(ex, r)
-            lines.append(rec["prediction"])
+            lines.append(rec.prediction)
             nu = {m: ROLE_NU[j] for m, j in zip(ex.mols, r["role_p"].argmax(-1).tolist(), strict=True)}
             left = dec.leftover_candidates(r)
             extras = [left[0][0]] if left and left[0][0] else []
@@ -150,7 +153,7 @@ def balance_scores(predictor: Any, examples: Sequence[Any], batch_size: int = 64
                 per_role[g] += 1
                 per_role_ok[g] += nu[m] == g
             line_ok += all(nu[m] == g for m, g in zip(ex.mols, gold, strict=True))
-            dec_nu = {m: _gold_nu(v) for m, v in rec["nu"].items()}
+            dec_nu = {m: _gold_nu(v) for m, v in rec.nu.items()}
             dec_line_ok += all(dec_nu.get(m, 0) == g for m, g in zip(ex.mols, gold, strict=True))
     n = len(examples)
     res = evaluate_lines(lines, [ex.tgt for ex in examples], predictor.repr)

@@ -19,6 +19,7 @@ from typing import Any
 
 from ..data.textbook import DEFAULT_DIR, PARTS, STYLES, TextbookReaction, read_textbook
 from ..errors import InputError
+from ..inference.options import PredictOptions
 
 STYLE_REPR = {"smiles": "smiles", "formula": "formula", "reaction": "smiles"}
 COUNTS = ("lines", "right", "right_top3", "wrong_confident", "right_abstained", "fallbacks", "refused", "by_rule")
@@ -32,13 +33,17 @@ class TextbookOptions:
     styles: Sequence[str] = STYLES
     data: Path = DEFAULT_DIR
     checkpoints: Sequence[Path] = ()
-    extent: str = "limiting"
-    line_type: str = "1"
     threshold: float = 0.6
-    top_k: int = 3
     limit: int = 0
-    device: str = "cpu"
-    settings: Sequence[str] = field(default_factory=list)
+    # how a line is read and predicted: gnnca predict's options (amounts, every product new, the 3 best lines)
+    predict: PredictOptions = field(default_factory=lambda: textbook_predict())
+
+
+def textbook_predict(**changes: Any) -> PredictOptions:
+    """``gnnca predict``'s options as the textbook reads its lines (``--extent limiting --line-type 1 --top-k 3``,
+    a refused line kept in its place), with ``changes``."""
+    base = {"extent": "limiting", "line_type": "1", "top_k": 3}
+    return PredictOptions(input="-", skip_invalid=True, **{**base, **changes})
 
 
 def _check(opts: TextbookOptions) -> None:
@@ -49,7 +54,7 @@ def _check(opts: TextbookOptions) -> None:
         raise InputError(f"--styles takes {', '.join(STYLES)} (comma-separated), got {','.join(opts.styles)!r}")
     if not 0.0 <= opts.threshold <= 1.0:
         raise InputError(f"--threshold must lie in [0, 1], got {opts.threshold}")
-    if opts.top_k < 1 or opts.limit < 0:
+    if opts.predict.top_k < 1 or opts.limit < 0:
         raise InputError("--top-k must be at least 1 and --limit at least 0")
 
 
@@ -74,41 +79,44 @@ class _Models:
 
     def __init__(self, opts: TextbookOptions) -> None:
         from ..inference.decoder import extent_rule_for
-        from ..inference.predict_command import PredictOptions, Predictors, check_options
+        from ..inference.options import check_options
+        from ..inference.pipeline import Models
 
-        extent_rule_for([], opts.extent)  # an unknown rule is one line, before a model loads
-        base = PredictOptions(
-            input="-", extent=opts.extent, line_type=opts.line_type, top_k=opts.top_k, skip_invalid=True,
-            device=opts.device, settings=list(opts.settings),
-        )  # fmt: skip
+        base = opts.predict
+        extent_rule_for([], base.extent)  # an unknown rule is one line, before a model loads
         check_options(base)  # --line-type and --set as gnnca predict checks them
-        self.by_repr: dict[str, Any] = {}
+        self.extent = base.extent
+        self.by_repr: dict[str, Models] = {}
         self.names: dict[str, str] = {}
         if not opts.checkpoints:
-            self.bundled = Predictors(base, opts.extent, domain=True)
+            self.bundled: Models | None = Models(base, base.extent, second_opinion=True)
             return
         self.bundled = None
         for path in opts.checkpoints:
             if not Path(path).is_file():
                 raise InputError("checkpoint not found", path=str(path))
-            pred = Predictors(_with(base, checkpoint=Path(path)), opts.extent, domain=True)
-            repr = pred.fixed().repr
+            pred = Models(_with(base, checkpoint=Path(path)), base.extent, second_opinion=True)
+            fixed = pred.fixed()
+            assert fixed is not None  # a checkpoint was named
+            repr = fixed.repr
             if repr in self.by_repr:
                 raise InputError(f"two checkpoints read {repr}: give one per representation", path=str(path))
             self.by_repr[repr], self.names[repr] = pred, str(path)
 
     def predict(self, lines: list[str], repr: str) -> tuple[list[dict[str, Any] | None], str]:
         """One record per line (``None`` where the line was refused, with its message in the record's place)."""
-        from ..inference.predict_command import collect, line_stream, max_chars_of
+        from ..inference.options import max_chars_of
+        from ..inference.predict_command import build_pipeline, collect
         from ..inference.run import default_checkpoint
         from ..inference.source import text_lines
 
-        preds = self.bundled if self.bundled is not None else self.by_repr.get(repr)
-        if preds is None:
+        models = self.bundled if self.bundled is not None else self.by_repr.get(repr)
+        if models is None:
             raise InputError(f"no checkpoint reads {repr}: give one with --checkpoint or leave it out")
-        opts = _with(preds.opts, repr=repr)
-        preds.opts = opts
-        res = collect(line_stream(opts, preds, "<textbook>"), text_lines(lines, max_chars_of(opts), "<textbook>"))
+        opts = _with(models.opts, repr=repr)
+        pipeline = build_pipeline(opts, self.extent, models=models, domain=True)
+        stream = pipeline.stream("<textbook>")
+        res = collect(pipeline, stream, text_lines(lines, max_chars_of(opts), "<textbook>"))
         out: list[dict[str, Any] | None] = [None] * len(lines)
         for rec in res.records:
             out[rec["line"] - 1] = rec
@@ -215,12 +223,12 @@ def run_textbook(opts: TextbookOptions, log: Callable[[str], None] = lambda m: N
         "settings": {
             "part": opts.part,
             "styles": list(opts.styles),
-            "extent": opts.extent,
-            "line_type": opts.line_type,
+            "extent": opts.predict.extent,
+            "line_type": opts.predict.line_type,
             "threshold": opts.threshold,
-            "top_k": opts.top_k,
+            "top_k": opts.predict.top_k,
             "limit": opts.limit,
-            "settings": list(opts.settings),
+            "settings": list(opts.predict.settings),
             "scoring": "exact match, gnnca evaluate --mode strict",
         },
         "checkpoints": {style: _file_fact(path) for style, path in checkpoints.items()},

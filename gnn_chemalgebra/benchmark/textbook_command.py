@@ -70,12 +70,12 @@ def register_textbook(
     ) -> None:
         from ..data.textbook import DEFAULT_DIR
         from ..io import atomic_write_json, atomic_write_text
-        from .textbook import TextbookOptions, run_textbook, textbook_rows, textbook_table
+        from .textbook import TextbookOptions, run_textbook, textbook_predict, textbook_rows, textbook_table
 
+        predict = textbook_predict(extent=extent, line_type=line_type, top_k=top_k, settings=list(set_))
         opts = TextbookOptions(
             part=part, styles=tuple(s for s in styles.split(",") if s), data=data or DEFAULT_DIR,
-            checkpoints=tuple(checkpoint), extent=extent, line_type=line_type, threshold=threshold, top_k=top_k,
-            limit=limit, settings=list(set_),
+            checkpoints=tuple(checkpoint), threshold=threshold, limit=limit, predict=predict,
         )  # fmt: skip
         if check:
             rows = textbook_rows(opts)

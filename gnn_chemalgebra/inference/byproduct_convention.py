@@ -214,11 +214,3 @@ def given_convention(names: Sequence[str], real: Sequence[str] | None, asked: st
     if real is not None and tuple(names) == tuple(real):
         return CHEMIST, None
     return BENCHMARK, (KEPT_NOTE if asked == CHEMIST else None)
-
-
-def record_fields(res: Any) -> dict[str, Any]:
-    """The record's fields: which convention wrote the line, and why a chemist's line could not be written."""
-    out: dict[str, Any] = {"byproduct_convention": res.convention}
-    if res.convention_note:
-        out["byproduct_note"] = res.convention_note
-    return out

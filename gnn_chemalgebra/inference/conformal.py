@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InputError
+from .prediction import JsonObject, SetFields
 
 FORMAT = 1
 KIND = "gnnca-conformal"
@@ -91,7 +92,7 @@ class KindFit:
     outside: dict[int, int] = field(default_factory=dict)
     files: list[dict[str, Any]] = field(default_factory=list)
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "lines": self.lines,
             "files": self.files,
@@ -143,7 +144,7 @@ class ModelFit:
     repr: str
     kinds: dict[int, KindFit]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "checkpoint": self.checkpoint,
             "checkpoint_sha256": self.checkpoint_sha256,
@@ -166,7 +167,7 @@ class ConformalTable:
     models: list[ModelFit]
     fitted: dict[str, Any] = field(default_factory=dict)  # the command and settings of the fit
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> JsonObject:
         return {
             "format": FORMAT,
             "kind": KIND,
@@ -217,8 +218,8 @@ def check_coverage(coverage: float, fit: ModelFit) -> None:
 
 
 def annotate_sets(
-    records: Sequence[dict[str, Any]], fit: ModelFit, coverage: float, k: int, score: str
-) -> Sequence[dict[str, Any]]:
+    records: Sequence[JsonObject], fit: ModelFit, coverage: float, k: int, score: str
+) -> Sequence[JsonObject]:
     """Write ``prediction_set`` (the set's lines with their probabilities, most probable first) and ``set_size``
     into each record, from its ``top_k`` rows (the first ``k``). ``None`` for both, with ``conformal_note``
     saying why, when the set cannot be stated: a line kind without a fit, a k or coverage not fitted, an
@@ -266,10 +267,10 @@ def _why_no_set(r: Mapping[str, Any], fit: ModelFit, coverage: float, k: int) ->
     return None
 
 
-def text_line(record: Mapping[str, Any]) -> str:
-    """A record's set as a text output line: its size, then each line and its probability, tab separated
+def text_line(sets: SetFields | None) -> str:
+    """A line's set as a text output line: its size, then each line and its probability, tab separated
     (``2<TAB>line1<TAB>0.8123<TAB>line2<TAB>0.1201``); ``0`` for an empty set, ``NA`` when no set can be stated."""
-    members = record.get("prediction_set")
+    members = None if sets is None else sets.members
     if members is None:
         return "NA"
-    return "\t".join([str(len(members)), *(f"{m['prediction']}\t{float(m['probability']):.4f}" for m in members)])
+    return "\t".join([str(len(members)), *(f"{m.prediction}\t{float(m.probability):.4f}" for m in members)])

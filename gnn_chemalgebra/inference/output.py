@@ -5,42 +5,40 @@ noted on stderr as they happen."""
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, TextIO
 
 from ..errors import InputError
 from .conformal import text_line as set_text
+from .prediction import Prediction
 from .report import fallback_reason
-from .source import LineSource
 from .stop import StopOnSignals
-from .stream import LineStream
+from .stream import LineStream, Outcome
 
 if TYPE_CHECKING:
-    from .predict_command import PredictOptions
-    from .predict_sets import RunTrust
+    from .options import PredictOptions
 
 
 def write_outcomes(
     stream: LineStream,
-    source: LineSource,
+    groups: Iterable[list[Outcome]],
     opts: PredictOptions,
     out: TextIO,
     echo: Callable[[str], None],
     stop: StopOnSignals,
-    trust: RunTrust,
-) -> list[dict[str, Any]]:
-    """Write each flushed group of outcomes and flush the output (a signal waits for the group's last line);
-    refusals go to stderr as they happen; lines out of domain abstained on with --min-confidence
-    (:meth:`~.predict_sets.RunTrust.outcomes`)."""
+) -> list[Prediction]:
+    """Write each flushed group of ``stream``'s outcomes and flush the output (a signal waits for the group's
+    last line); refusals, abstentions and fallbacks go to stderr as they happen. Returns the predictions written
+    when ``--draw`` keeps them."""
     from ..progress import bar, wanted
 
     keep = opts.draw is not None
-    records: list[dict[str, Any]] = []
+    records: list[Prediction] = []
     kept = 0  # lines where a chemist's line was asked and the benchmark's by-products were written
     total = _count_lines(opts.input) if opts.input != "-" and wanted(1001, quiet=opts.quiet) else None
     show = total is not None and wanted(total, quiet=opts.quiet)
     with bar(total or 0, "predict", enabled=show) as b:
-        for group in trust.outcomes(stream.run(source, source.ready)):
+        for group in groups:
             text = "\n".join(json.dumps(o.json()) if opts.as_json else _text(o, opts) for o in group)
             try:
                 with stop.held(len(group)):
@@ -55,12 +53,12 @@ def write_outcomes(
                     echo(f"gnnca: skipped: {o.error}")
                 if o.abstained is not None:
                     echo(f"gnnca: abstained: {stream.name}:{o.line}: {o.abstained}")
-                elif o.record is not None and o.record.get("fallback"):
-                    echo(f"gnnca: fallback: {stream.name}:{o.line}: {fallback_reason(o.record)}")
-                elif o.record is not None and o.record.get("byproduct_note"):
+                elif o.prediction is not None and o.prediction.fallback:
+                    echo(f"gnnca: fallback: {stream.name}:{o.line}: {fallback_reason(o.prediction)}")
+                elif o.prediction is not None and o.prediction.byproduct_note:
                     kept += 1
-                if keep and o.record is not None and o.abstained is None:
-                    records.append(o.record)
+                if keep and o.prediction is not None and o.abstained is None:
+                    records.append(o.prediction)
             b.update(len(group))
     if kept:
         echo(
@@ -70,14 +68,14 @@ def write_outcomes(
     return records
 
 
-def _text(o: Any, opts: PredictOptions) -> str:
+def _text(o: Outcome, opts: PredictOptions) -> str:
     """A text output line: the prediction, with ``--columns`` the top-k lines and their probabilities, tab
     separated (``line<TAB>p<TAB>line2<TAB>p2 ...``), with ``--coverage`` the set (:func:`~.conformal.text_line`)."""
-    if o.record is not None and o.abstained is None and opts.coverage is not None:
-        return set_text(o.record)
-    if not opts.columns or o.record is None or o.abstained is not None:
+    if o.prediction is not None and o.abstained is None and opts.coverage is not None:
+        return set_text(o.prediction.sets)
+    if not opts.columns or o.prediction is None or o.abstained is not None:
         return o.text()
-    return "\t".join(f"{row['prediction']}\t{row['probability']:.4f}" for row in o.record.get("top_k") or [])
+    return "\t".join(f"{row.prediction}\t{row.probability:.4f}" for row in o.prediction.top_k)
 
 
 def _count_lines(path: str) -> int | None:

@@ -11,16 +11,19 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from ..errors import InputError
 from ..io import checkpoint_paths
 from .conformal import ConformalTable, ModelFit, annotate_sets, check_coverage, sidecar_path
+from .options import PredictOptions
+from .prediction import LinePredictor, Prediction, SetFields
 
-DEFAULT_SET_K = 5  # --top-k when --coverage is given without it: the k the bundled sets are fitted for
+if TYPE_CHECKING:
+    from .stream import Outcome
 
 
-def check_trust_options(opts: Any) -> None:
+def check_trust_options(opts: PredictOptions) -> None:
     """``--coverage``, ``--conformal`` and ``--keep-out-of-domain`` checked before any work: one
     :class:`InputError` line each."""
     if opts.keep_out_of_domain and opts.min_confidence is None:
@@ -48,19 +51,19 @@ class ConformalSets:
         self._fits: dict[int, tuple[ModelFit, str]] = {}
         self.no_set: Counter = Counter()
 
-    def fit_for(self, predictor: Any) -> tuple[ModelFit, str]:
+    def fit_for(self, predictor: LinePredictor) -> tuple[ModelFit, str]:
         """The fit (and score) for a predictor; raises one line when there is none that matches it."""
         key = id(predictor)
         if key not in self._fits:
             self._fits[key] = self._resolve(predictor)
         return self._fits[key]
 
-    def _resolve(self, predictor: Any) -> tuple[ModelFit, str]:
+    def _resolve(self, predictor: LinePredictor) -> tuple[ModelFit, str]:
         from ..io import sha256_cached
         from ..trust.sidecar import sidecar_paths
         from .trust_stage import trust_for
 
-        src = getattr(predictor, "source", None)
+        src = predictor.source
         parts = [] if src is None else checkpoint_paths(str(src.checkpoint))
         if len(parts) != 1:
             raise InputError("--coverage needs one checkpoint: conformal sets are fitted per model, not ensembles")
@@ -93,26 +96,30 @@ class ConformalSets:
         check_coverage(self.coverage, fit)
         return fit, table.score
 
-    def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
+    def annotate(self, predictor: LinePredictor, preds: list[Prediction]) -> None:
+        """The set of each prediction (its ``sets``), from its ``top_k`` alternatives."""
         fit, score = self.fit_for(predictor)
+        records = [p.to_json() for p in preds]
         annotate_sets(records, fit, self.coverage, self.k, score)
-        self.no_set.update(r["conformal_note"] for r in records if r.get("prediction_set") is None)
+        for p, r in zip(preds, records, strict=True):
+            p.sets = SetFields.of_record(r)
+        self.no_set.update(p.sets.note for p in preds if p.sets is not None and p.sets.members is None)
 
     def report(self, echo: Callable[[str], None]) -> None:
         for note, n in self.no_set.most_common():
             echo(f"gnnca: {n} line(s) have no prediction set (NA in text output, null in --json): {note}")
 
 
-def abstain_out_of_domain(groups: Iterable[list[Any]], counter: Counter) -> Iterator[list[Any]]:
+def abstain_out_of_domain(groups: Iterable[list[Outcome]], counter: Counter) -> Iterator[list[Outcome]]:
     """The stream's outcome groups, with every predicted line the in-domain index marks out of domain abstained on
     (``abstained``: the reason, from ``domain_notes``); ``counter`` counts them. Lines without an index
     (``in_domain`` null) are kept."""
     for group in groups:
         for o in group:
-            rec = o.record
-            if rec is None or o.abstained is not None or rec.get("in_domain") is not False:
+            pred = o.prediction
+            if pred is None or o.abstained is not None or pred.in_domain is not False:
                 continue
-            notes = "; ".join(rec.get("domain_notes") or []) or "unlike the training reactions"
+            notes = "; ".join(pred.domain_notes) or "unlike the training reactions"
             o.abstained = f"out of domain ({notes}); --keep-out-of-domain keeps such lines"
             counter["out of domain"] += 1
         yield group
@@ -122,21 +129,21 @@ class RunTrust:
     """What a ``gnnca predict`` run adds to the trust fields: the conformal sets (``--coverage``) and the
     abstention on lines out of domain (``--min-confidence`` without ``--keep-out-of-domain``), with their counts."""
 
-    def __init__(self, opts: Any) -> None:
+    def __init__(self, opts: PredictOptions) -> None:
         self.sets = None if opts.coverage is None else ConformalSets(opts.coverage, opts.top_k, opts.conformal)
         self.abstain_ood = opts.min_confidence is not None and not opts.keep_out_of_domain
         self.ood: Counter = Counter()
 
-    def check_model(self, predictor: Any) -> None:
+    def check_model(self, predictor: LinePredictor) -> None:
         """Raise one line now when the sets have no fit for a predictor just loaded."""
         if self.sets is not None:
             self.sets.fit_for(predictor)
 
-    def annotate(self, predictor: Any, records: list[dict[str, Any]]) -> None:
+    def annotate(self, predictor: LinePredictor, preds: list[Prediction]) -> None:
         if self.sets is not None:
-            self.sets.annotate(predictor, records)
+            self.sets.annotate(predictor, preds)
 
-    def outcomes(self, groups: Iterable[list[Any]]) -> Iterable[list[Any]]:
+    def outcomes(self, groups: Iterable[list[Outcome]]) -> Iterable[list[Outcome]]:
         return abstain_out_of_domain(groups, self.ood) if self.abstain_ood else groups
 
     def report(self, predicted: int, echo: Callable[[str], None]) -> None:

@@ -26,6 +26,8 @@ from ..errors import InputError
 from ..io import checkpoint_paths
 from ..kinds import KINDS, kind_of_checkpoint
 from .decoder import Decoder, LineOutputs, extent_rule_for, kbest_assignments
+from .hypotheses import ExampleOutputs
+from .prediction import Prediction, SecondOpinion
 from .report import build_record
 from .run import decode_overrides
 from .runner import ModelRunner, load_edit_model, load_model
@@ -281,8 +283,8 @@ class Predictor:
         return self.type1 if vtype == 1 and self.type1 is not None else self
 
     # ----------------------------------------------------------------- running
-    def decode_one(self, ex: BagExample, r: dict[str, Any] | LineOutputs, beam: int = 1) -> dict[str, Any]:
-        """The record of one example from its network outputs (one example's tensors or :class:`LineOutputs`)."""
+    def decode_one(self, ex: BagExample, r: ExampleOutputs | LineOutputs, beam: int = 1) -> Prediction:
+        """The prediction of one example from its network outputs (one example's tensors or :class:`LineOutputs`)."""
         lo = r if isinstance(r, LineOutputs) else self.decoder.line_outputs(r)
         res = self.decoder.decode(ex, lo, beam, self.runner.extent_scorer_for(lo.bag))
         return build_record(ex, lo, res, self.vocab, self.naive)
@@ -295,9 +297,10 @@ class Predictor:
         self.decoder.warm_edit_cache(examples, lines)
         return lines
 
-    def predict(self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1) -> list[dict[str, Any]]:
-        """One record per example (see :func:`.report.build_record`); ``fallback`` marks lines written without
-        a balanced hypothesis (count them with :func:`.report.count_fallbacks`). With a Type-1 model
+    def predict(self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1) -> list[Prediction]:
+        """One :class:`~.prediction.Prediction` per example (see :func:`.report.build_record`); ``fallback``
+        marks lines written without a balanced hypothesis (count them with
+        :func:`.report.count_fallbacks`). With a Type-1 model
         (``decode.type1_model``) the Type-1 examples go to it, the others to this model, and each record names
         the checkpoint file that wrote it (``model``). With ``second_opinion`` set, this model writes the Type-1
         lines as well, and each Type-1 record gets ``second_opinion``: that line, the file that wrote it and
@@ -306,7 +309,7 @@ class Predictor:
         if self.type1 is None:
             return self._predict_own(examples, batch_size, beam)
         parts = {vt: [i for i, ex in enumerate(examples) if (ex.vtype == 1) == (vt == 1)] for vt in (1, 2)}
-        results: list[dict[str, Any]] = [{} for _ in examples]
+        results: list[Prediction | None] = [None] * len(examples)
         for vt, idx in parts.items():
             if not idx:
                 continue
@@ -314,20 +317,20 @@ class Predictor:
             recs = model._predict_own([examples[i] for i in idx], batch_size, beam)
             name = model.file_names()
             for i, rec in zip(idx, recs, strict=True):
-                rec["model"] = name
+                rec.model = name
                 results[i] = rec
         if self.second_opinion and parts[1]:
             own = self._predict_own([examples[i] for i in parts[1]], batch_size, 1)
             name = self.file_names()
             for i, other in zip(parts[1], own, strict=True):
-                line = other["prediction"]
-                results[i]["second_opinion"] = {"model": name, "prediction": line,
-                                                "agrees": line == results[i]["prediction"]}  # fmt: skip
-        return results
+                written = results[i]
+                assert written is not None
+                written.second_opinion = SecondOpinion(name, other.prediction, other.prediction == written.prediction)
+        return [r for r in results if r is not None]
 
-    def _predict_own(self, examples: Sequence[BagExample], batch_size: int, beam: int) -> list[dict[str, Any]]:
+    def _predict_own(self, examples: Sequence[BagExample], batch_size: int, beam: int) -> list[Prediction]:
         """:meth:`predict` with this model alone."""
-        results: list[dict[str, Any]] = []
+        results: list[Prediction] = []
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]
             with _collector_paused():
@@ -340,5 +343,5 @@ class Predictor:
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]
             outs = self._outputs(chunk, data[s : s + batch_size])
-            lines += [self.decode_one(ex, lo)["prediction"] for ex, lo in zip(chunk, outs, strict=True)]
+            lines += [self.decode_one(ex, lo).prediction for ex, lo in zip(chunk, outs, strict=True)]
         return lines

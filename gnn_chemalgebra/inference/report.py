@@ -8,16 +8,15 @@ molecule's own most likely role is kept under ``best_role``, the heads' own prop
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Iterable
 
 from ..algebra.extent import UNIFORM_MAX
 from ..algebra.roles import ROLE_NU, role_name
 from ..chem.bag import Term, format_bag
 from ..chem.reaction import given_sides
 from ..data.dataset import BagExample, ExtraVocab
-from .byproduct_convention import record_fields
 from .decoder import DecodeResult, LineOutputs
+from .prediction import BeamEntry, MoleculeRole, Prediction
 
 
 def _naive_terms(ex: BagExample, lo: LineOutputs, new_products: list[tuple[str, int]]) -> list[Term]:
@@ -39,8 +38,8 @@ def _argmax(row: list[float]) -> int:
 
 def build_record(
     ex: BagExample, lo: LineOutputs, res: DecodeResult, vocab: ExtraVocab, naive: bool = False
-) -> dict[str, Any]:
-    """The JSON record of one example: prediction, per-molecule roles of the chosen hypothesis, extent, beam.
+) -> Prediction:
+    """The prediction of one example: its line, per-molecule roles of the chosen hypothesis, extent, beam.
 
     ``balanced``: the line written balances (a fallback writes the source back, which balances trivially);
     ``not_covered``: empty unless ``fallback``, then why no hypothesis was written. A beam entry's ``logp`` is
@@ -61,53 +60,50 @@ def build_record(
         nu = int(chosen.nu.get(m, 0))
         best_j = _argmax(row)
         molecules.append(
-            {
-                "mol": m,
-                "role": role_name(nu),
-                "nu": nu,
-                "confidence": round(p, 4),
-                "best_role": role_name(ROLE_NU[best_j]),
-                "best_confidence": round(row[best_j], 4),
-            }
+            MoleculeRole(m, role_name(nu), nu, round(p, 4), role_name(ROLE_NU[best_j]), round(row[best_j], 4))
         )
     prediction = format_bag(terms)
-    return {
-        "prediction": prediction,
-        "fallback": res.fallback,
-        "confidence": None if res.fallback else round(math.exp(log_joint), 4),
-        "molecules": molecules,
+    cands = chosen.candidates
+    wide = len(cands) > UNIFORM_MAX  # coefficients in the millions: the first and the last candidate
+    return Prediction(
+        prediction=prediction,
+        fallback=res.fallback,
+        confidence=None if res.fallback else round(math.exp(log_joint), 4),
+        molecules=molecules,
         # what the chosen hypothesis wrote besides the main product; the heads' own proposals under best_*
-        "by_products": _by_products(used, lo, vocab) if vocab_mode or given else {},
-        "leftover": None if vocab_mode or given or not used else used[0],
-        "best_by_products": {e: round(lo.extra_p[vocab.index[e]], 4) for e in res.vocab_extras},
-        "best_leftover": res.leftover,
-        "new_products": [m for m, _ in chosen.new_products],
-        "nu": dict(chosen.nu),
-        "main_product": chosen.main_product,
-        "extent": chosen.xi,
-        "extent_rule": res.extent_rule,
-        **_candidates(chosen.candidates),
-        "extent_posterior": [round(p, 4) for p in chosen.posterior],
-        "balanced": chosen.balanced and not naive,
-        "not_covered": chosen.uncovered,
+        by_products=_by_products(used, lo, vocab) if vocab_mode or given else {},
+        leftover=None if vocab_mode or given or not used else used[0],
+        best_by_products={e: round(lo.extra_p[vocab.index[e]], 4) for e in res.vocab_extras},
+        best_leftover=res.leftover,
+        new_products=[m for m, _ in chosen.new_products],
+        nu=dict(chosen.nu),
+        main_product=chosen.main_product,
+        extent=chosen.xi,
+        extent_rule=res.extent_rule,
+        extent_candidates=[cands[0], cands[-1]] if wide else list(cands),
+        extent_candidates_range=wide,
+        extent_posterior=[round(p, 4) for p in chosen.posterior],
+        balanced=chosen.balanced and not naive,
+        not_covered=chosen.uncovered,
         # a reaction line's sides fix its roles; with given products the line is completed around them
-        "given_roles": sides is not None,
-        "given_products": list(sides.products) if sides is not None else [],
-        **({"given_reagents": list(sides.reagents)} if sides is not None else {}),  # a reaction line's only
-        "equation": res.equation,
-        **record_fields(res),  # which by-product convention wrote the line (benchmark / chemist)
-        # the amounts a completed line is balanced from (a reaction line names species, not amounts); in the
-        # record after the written source, this replaces it: prediction = source + extent * nu holds
-        **({"source": format_bag(chosen.source)} if chosen.source is not None else {}),
-        "beam": [
-            {
-                "prediction": prediction if h.decoded.terms is terms else format_bag(h.decoded.terms),
-                "logp": round(h.score, 4) if math.isfinite(h.score) else None,
-                "main_product": h.decoded.main_product,
-            }
+        given_roles=sides is not None,
+        given_products=list(sides.products) if sides is not None else [],
+        given_reagents=list(sides.reagents) if sides is not None else [],
+        equation=res.equation,
+        byproduct_convention=res.convention,  # which by-product convention wrote the line (benchmark / chemist)
+        byproduct_note=res.convention_note,
+        # the amounts a completed line is balanced from (a reaction line names species, not amounts): with it,
+        # prediction = source + extent * nu holds
+        completed_source=format_bag(chosen.source) if chosen.source is not None else None,
+        beam=[
+            BeamEntry(
+                prediction if h.decoded.terms is terms else format_bag(h.decoded.terms),
+                round(h.score, 4) if math.isfinite(h.score) else None,
+                h.decoded.main_product,
+            )
             for h in res.beam
         ],
-    }
+    )
 
 
 def _by_products(used: Iterable[str], lo: LineOutputs, vocab: ExtraVocab) -> dict[str, float | None]:
@@ -115,26 +111,18 @@ def _by_products(used: Iterable[str], lo: LineOutputs, vocab: ExtraVocab) -> dic
     return {e: round(lo.extra_p[vocab.index[e]], 4) if e in vocab.index else None for e in used}
 
 
-def text_line(record: Mapping[str, Any]) -> str:
-    """The plain-text output of one record: the predicted target line in the benchmark format."""
-    return str(record["prediction"])
+def text_line(pred: Prediction) -> str:
+    """The plain-text output of one prediction: the predicted target line in the benchmark format."""
+    return pred.prediction
 
 
-def _candidates(cands: Sequence[int]) -> dict[str, Any]:
-    """The feasible extents as a record writes them: listed, or, past :data:`UNIFORM_MAX` of them (coefficients
-    in the millions), the first and the last with ``extent_candidates_range: true``."""
-    if len(cands) <= UNIFORM_MAX:
-        return {"extent_candidates": list(cands)}
-    return {"extent_candidates": [cands[0], cands[-1]], "extent_candidates_range": True}
-
-
-def fallback_reason(record: Mapping[str, Any]) -> str:
-    """Why a fallback record's line was written unchanged, in one line (its first ``not_covered`` reason)."""
-    why = [str(x) for x in record.get("not_covered") or []]
+def fallback_reason(pred: Prediction) -> str:
+    """Why a fallback's line was written unchanged, in one line (its first ``not_covered`` reason)."""
+    why = [str(x) for x in pred.not_covered]
     head = why[0] if why else "no balanced hypothesis"
     return f"{head}; the source is written unchanged"
 
 
-def count_fallbacks(records: Iterable[Mapping[str, Any]]) -> int:
-    """How many records were written without a balanced hypothesis (the source copied, no reaction)."""
-    return sum(1 for r in records if r.get("fallback"))
+def count_fallbacks(preds: Iterable[Prediction]) -> int:
+    """How many lines were written without a balanced hypothesis (the source copied, no reaction)."""
+    return sum(1 for p in preds if p.fallback)

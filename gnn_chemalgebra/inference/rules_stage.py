@@ -2,22 +2,24 @@
 that an explicit rule covers (:mod:`~gnn_chemalgebra.algebra.rules`) is written by the rule instead.
 
 Only lines read in the chemist's convention (stdin, the Python API, a user's own file; never a benchmark source
-file ``src-*.txt`` nor ``--extent bayes``) go through it: no benchmark line changes. Every record of such a run
+file ``src-*.txt`` nor ``--extent bayes``) go through it: no benchmark line changes. Every prediction of such a run
 says who wrote its line: ``"written_by": "model"`` or ``"rule:<name>"``. A rule's line keeps the model's own line
-as ``model_prediction`` and the model's alternatives after it in ``top_k`` (their probabilities scaled to what the
-rule leaves); its confidence is the rule's (:data:`~gnn_chemalgebra.algebra.rules.CONFIDENCE`), not a calibrated
-number, and it is in domain (the rule covers it).
+as ``model_prediction`` (and its confidence) and the model's alternatives after it in ``top_k`` (their
+probabilities scaled to what the rule leaves); its confidence is the rule's
+(:data:`~gnn_chemalgebra.algebra.rules.CONFIDENCE`), not a calibrated number, and it is in domain (the rule covers
+it).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
+from ..algebra.roles import role_name
 from ..algebra.rules import RuleLine, apply_rules
 from ..chem.bag import parse_bag
 from ..chem.molecule import Repr
 from ..errors import ChemAlgebraError, InputError
+from .prediction import Alternative, DomainFields, Prediction, SetFields, SetMember, TrustFields
 
 BY_PRODUCTS = frozenset({"O", "[H][H]", "O=C=O", "N#N", "O=S=O", "H2O", "H2", "CO2", "N2", "O2S"})
 RULE_NOTE = "written by a rule: the confidence is the rule's, not a calibrated probability"
@@ -31,17 +33,18 @@ def rules_apply(convention: str, input_path: str | None) -> bool:
     return convention == CHEMIST and resolve_byproducts("auto", input_path) == CHEMIST
 
 
-def rule_for(record: dict[str, Any], repr: Repr) -> RuleLine | None:
-    """The rule's line for one prediction record (``None``: no rule fires, or the record is no prediction)."""
-    if "source" not in record or "prediction" not in record:
+def rule_for(pred: Prediction, repr: Repr) -> RuleLine | None:
+    """The rule's line for one prediction (``None``: no rule fires). A reaction line states no amounts and keeps
+    its reagents (``given_reagents``); its line must make its given products."""
+    if pred.source is None:
         return None
     try:
-        terms = parse_bag(record["source"])
+        terms = parse_bag(pred.source)
     except InputError:
         return None
-    reagents = list(record.get("given_reagents") or ()) if record.get("given_roles") else None
+    reagents = list(pred.given_reagents) if pred.given_roles else None
     try:
-        return apply_rules(terms, repr, record.get("given_products") or (), reagents)
+        return apply_rules(terms, repr, pred.given_products, reagents)
     except ChemAlgebraError:
         return None
 
@@ -52,52 +55,54 @@ def _main_product(line: RuleLine, given: Sequence[str]) -> str | None:
     return next((m for m in line.products if m not in BY_PRODUCTS), line.products[0] if line.products else None)
 
 
-def write_by_rule(record: dict[str, Any], line: RuleLine) -> None:
-    """``record`` rewritten in place with the rule's line (see the module's text)."""
-    model_line = record.get("prediction")
-    nu = dict(line.nu)
-    record["model_prediction"] = model_line
-    record["model_confidence"] = record.get("confidence")
-    record["written_by"] = f"rule:{line.rule}"
-    record["prediction"] = line.line
-    record["fallback"] = False
-    record["confidence"] = line.confidence
-    record["calibrated"] = False
-    record["calibration_note"] = RULE_NOTE
-    record["in_domain"] = True
-    record["domain_notes"] = [f"covered by the rule {line.rule}"]
-    record["main_product"] = _main_product(line, record.get("given_products") or ())
-    record["nu"] = {m: v for m, v in nu.items() if v < 0}
-    record["new_products"] = list(line.products)
-    record["by_products"] = {}
-    record["leftover"] = None
-    record["extent"] = line.extent
-    record["balanced"] = True
-    record["not_covered"] = []
-    record["equation"] = line.equation
-    record["byproduct_convention"] = "chemist"
-    record.pop("byproduct_note", None)
-    for m in record.get("molecules") or ():
-        used = nu.get(m.get("mol"), 0) < 0
-        m.update(role="reactant" if used else "reagent", nu=nu.get(m.get("mol"), 0), confidence=line.confidence)
+def _trust(pred: Prediction, line: RuleLine, main: str | None) -> TrustFields:
+    """The rule's trust fields: its confidence, not calibrated, in domain; the model's alternatives after its
+    line, their probabilities scaled to what the rule leaves."""
+    old = pred.trust
     rest = 1.0 - line.confidence
-    others = [dict(t) for t in record.get("top_k") or () if t.get("prediction") != line.line]
-    for t in others:
-        if t.get("probability") is not None:
-            t["probability"] = round(float(t["probability"]) * rest, 4)
-    first = {"prediction": line.line, "probability": line.confidence, "main_product": record["main_product"]}
-    record["top_k"] = [first, *others][: max(1, len(record.get("top_k") or ()))]
-    if "prediction_set" in record:
-        record["prediction_set"], record["set_size"] = [{"prediction": line.line, "probability": line.confidence}], 1
-        record.pop("conformal_note", None)
+    others = [
+        Alternative(a.prediction, round(a.probability * rest, 4), a.main_product)
+        for a in (old.top_k if old is not None else [])
+        if a.prediction != line.line
+    ]
+    first = Alternative(line.line, line.confidence, main)
+    similarity = old.domain.nearest_training_similarity if old is not None and old.domain is not None else None
+    return TrustFields(
+        raw_confidence=old.raw_confidence if old is not None else 0.0,
+        calibrated=False,
+        calibration_note=RULE_NOTE,
+        domain=DomainFields(True, similarity, [f"covered by the rule {line.rule}"]),
+        beam_probabilities=old.beam_probabilities if old is not None else [None] * len(pred.beam),
+        top_k=[first, *others][: max(1, len(old.top_k) if old is not None else 1)],
+    )
 
 
-def rule_records(records: list[dict[str, Any]], repr: Repr) -> None:
-    """The rules stage of one batch: each record written by a rule where one fires, every record marked with who
+def write_by_rule(pred: Prediction, line: RuleLine) -> None:
+    """``pred`` rewritten in place with the rule's line (see the module's text)."""
+    nu = dict(line.nu)
+    main = _main_product(line, pred.given_products)
+    pred.model_prediction, pred.model_confidence = pred.prediction, pred.confidence
+    pred.written_by = f"rule:{line.rule}"
+    pred.prediction, pred.fallback, pred.confidence = line.line, False, line.confidence
+    pred.main_product, pred.extent, pred.equation = main, line.extent, line.equation
+    pred.nu = {m: v for m, v in nu.items() if v < 0}
+    pred.new_products, pred.by_products, pred.leftover = list(line.products), {}, None
+    pred.balanced, pred.not_covered, pred.completed_source = True, [], None
+    pred.byproduct_convention, pred.byproduct_note = "chemist", None
+    for m in pred.molecules:
+        m.nu = nu.get(m.mol, 0)
+        m.role, m.confidence = role_name(m.nu), line.confidence
+    pred.trust = _trust(pred, line, main)
+    if pred.sets is not None:
+        pred.sets = SetFields([SetMember(line.line, line.confidence)], None)
+
+
+def rule_predictions(preds: Sequence[Prediction], repr: Repr) -> None:
+    """The rules stage of one batch: each prediction written by a rule where one fires, every one marked with who
     wrote its line (``written_by``)."""
-    for record in records:
-        line = rule_for(record, repr)
+    for pred in preds:
+        line = rule_for(pred, repr)
         if line is None:
-            record["written_by"] = "model"
+            pred.written_by = "model"
         else:
-            write_by_rule(record, line)
+            write_by_rule(pred, line)

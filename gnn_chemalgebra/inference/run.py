@@ -20,6 +20,7 @@ from ..chem.bagfile import ReactionInput, parse_reaction_input
 from ..config import DecodeConfig, apply_overrides, parse_config
 from ..data.dataset import BagExample, example_from_terms
 from ..errors import InputError
+from .prediction import LinePredictor, LoadSpec, Prediction
 from .stop import stop_held, stop_raising, worker_signals
 
 _BUNDLED = Path(__file__).resolve().parents[1] / "checkpoints"  # package data
@@ -114,11 +115,11 @@ def example_from_line(
         raise err.located(path, line) from None
 
 
-_WORKER: Any = None
-_FORKED: tuple[Any, list[list[BagExample]]] | None = None  # (predictor, chunks) a forked worker inherits
+_WORKER: LinePredictor | None = None
+_FORKED: tuple[LinePredictor, list[list[BagExample]]] | None = None  # (predictor, chunks) a forked worker inherits
 
 
-def _load_worker(spec: Any) -> None:
+def _load_worker(spec: LoadSpec) -> None:
     """Pool initializer (spawn): one predictor per worker process, one thread each (the processes are the
     parallelism)."""
     from .. import lazy_imports
@@ -132,8 +133,9 @@ def _load_worker(spec: Any) -> None:
     _WORKER = spec.load()
 
 
-def _predict_chunk(job: tuple[list[BagExample], int]) -> list[dict[str, Any]]:
+def _predict_chunk(job: tuple[list[BagExample], int]) -> list[Prediction]:
     examples, beam = job
+    assert _WORKER is not None, "the pool initializer loads the predictor first"
     return _WORKER.predict(examples, batch_size=len(examples), beam=beam)
 
 
@@ -147,13 +149,13 @@ def _init_forked() -> None:
     torch.set_num_threads(1)
 
 
-def _predict_forked_chunk(job: tuple[int, int]) -> list[dict[str, Any]]:
+def _predict_forked_chunk(job: tuple[int, int]) -> list[Prediction]:
     i, beam = job
     predictor, chunks = _FORKED  # type: ignore[misc]
     return predictor.predict(chunks[i], batch_size=len(chunks[i]), beam=beam)
 
 
-def _can_fork(predictor: Any) -> bool:
+def _can_fork(predictor: LinePredictor) -> bool:
     """Fork the loaded predictor (no import, no model load per worker) on Linux with a CPU model; elsewhere
     (macOS, Windows, CUDA) the workers are spawned and load it again."""
     import multiprocessing
@@ -162,7 +164,6 @@ def _can_fork(predictor: Any) -> bool:
     return (
         sys.platform.startswith("linux")
         and "fork" in multiprocessing.get_all_start_methods()
-        and getattr(predictor, "device", None) is not None
         and str(predictor.device) == "cpu"
     )
 
@@ -184,14 +185,14 @@ def _pool(ctx: Any, n: int, initializer: Any, initargs: tuple = ()) -> Iterator[
 
 
 def _predict_in_workers(
-    predictor: Any, chunks: list[list[BagExample]], workers: int, beam: int, progress_bar: Any
-) -> list[dict[str, Any]]:
+    predictor: LinePredictor, chunks: list[list[BagExample]], workers: int, beam: int, progress_bar: Any
+) -> list[Prediction]:
     """``chunks`` predicted by a pool of ``workers`` processes, results in input order (``imap``); each chunk is
     predicted as one batch, exactly as in one process."""
     import multiprocessing
 
     global _FORKED
-    outs: list[dict[str, Any]] = []
+    outs: list[Prediction] = []
     n = min(workers, len(chunks))
     if _can_fork(predictor):
         _FORKED = (predictor, chunks)

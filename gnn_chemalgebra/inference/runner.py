@@ -21,6 +21,7 @@ from ..data.featurize import Featurizer
 from ..errors import InputError
 from ..io import checkpoint_paths
 from ..models.gnn import BagGNNConfig, build_model
+from .hypotheses import ExampleOutputs
 
 
 def load_edit_model(path: str | None, device: str | torch.device = "cpu") -> Any:
@@ -74,7 +75,7 @@ class ModelRunner:
         """One batched pass over featurised bags (``BagData``, e.g. a dataset's)."""
         return self._outputs(collate_bags(list(data_list)))
 
-    def forward(self, data_list: Sequence[Any]) -> list[dict[str, Any]]:
+    def forward(self, data_list: Sequence[Any]) -> list[ExampleOutputs]:
         """One batched pass over featurised bags; per example a dict of CPU tensors (``role_p`` [mols, classes],
         ``extra_p``, ...)."""
         out = self.run_data(data_list)
@@ -85,7 +86,7 @@ class ModelRunner:
         out = self.model(batch.to(self.device))
         return BatchOutputs(out, batch.num_mols.tolist(), self.naive)
 
-    def extent_scorer(self, out: dict[str, Any]) -> Any:
+    def extent_scorer(self, out: ExampleOutputs) -> Any:
         """The learned Type-2 extent scorer bound to one example's bag embedding (``None``: exact Bayes rule)."""
         return self.extent_scorer_for(out["bag"])
 
@@ -135,10 +136,10 @@ class BatchOutputs:
     def bag_row(self, i: int) -> torch.Tensor:
         return self.bag[i : i + 1].float()
 
-    def example(self, i: int) -> dict[str, Any]:
+    def example(self, i: int) -> ExampleOutputs:
         """Example ``i``'s outputs as one dict of tensors (what :meth:`ModelRunner.forward` returns)."""
         a, b = self.mol_ptr[i], self.mol_ptr[i + 1]
-        r: dict[str, Any] = {"role_p": self.role_p[a:b], "extra_p": self.extra_p[i], "bag": self.bag_row(i)}
+        r = ExampleOutputs(role_p=self.role_p[a:b], extra_p=self.extra_p[i], bag=self.bag_row(i))
         if self.naive:
             r["coef"], r["newcoef"] = self.coef[a:b], int(self.newcoef[i])
         if self.has_left:

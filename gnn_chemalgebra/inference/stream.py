@@ -1,37 +1,36 @@
-"""``gnnca predict`` as a stream: every input line gives exactly one outcome, in input order, as soon as the
-batch holding it is predicted.
+"""``gnnca predict``'s reading stage: every input line gives exactly one outcome, in input order, as soon as the
+batch holding it is predicted (by :mod:`.pipeline`, which the stream hands each batch of parsed lines).
 
-An outcome is a prediction record, a refusal (the line's located reason) or nothing (a blank or ``#`` line), so
-line N of the output is line N of the input whatever happens to the lines around it. The input's representation
-is fixed by the checkpoint when one is given (a line in the other one is refused, never converted), else by the
-first line that reads only one way; lines that read both ways before it wait for it (at most
+An outcome is a :class:`~.prediction.Prediction`, a refusal (the line's located reason) or nothing (a blank or
+``#`` line), so line N of the output is line N of the input whatever happens to the lines around it. The input's
+representation is fixed by the checkpoint when one is given (a line in the other one is refused, never converted),
+else by the first line that reads only one way; lines that read both ways before it wait for it (at most
 :data:`READ_AHEAD` lines, or until the input pauses), then count as SMILES.
 """
 
 from __future__ import annotations
 
 from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
-from ..chem.bag import format_bag
-from ..chem.bagfile import LineReading, _reading, _why, read_line
-from ..data.dataset import BagExample
+from ..chem.bagfile import LineReading, ReactionInput, _reading, _why, read_line
+from ..chem.limits import Limits, limit_error
 from ..errors import InputError
-from .run import line_vtype, to_example
+from .prediction import JsonObject, Prediction
+from .source import RawLine
 
 READ_AHEAD = 10_000  # ambiguous leading lines held before the input's representation is settled as SMILES
 
 
 @dataclass(slots=True)
 class Outcome:
-    """What one input line gave: a ``record``, a refusal (``error``: the located message, ``reason``: the
-    unlocated one, for counting), or nothing (``blank``: an empty or ``#`` line). ``abstained``: the record's
-    confidence was below ``--min-confidence`` (why, in words); its line is written empty."""
+    """What one input line gave: a ``prediction``, a refusal (``error``: the located message, ``reason``: the
+    unlocated one, for counting), or nothing (``blank``: an empty or ``#`` line). ``abstained``: the
+    prediction's confidence was below ``--min-confidence`` (why, in words); its line is written empty."""
 
     line: int
-    record: dict[str, Any] | None = None
+    prediction: Prediction | None = None
     error: str | None = None
     reason: str | None = None
     blank: bool = False
@@ -40,24 +39,26 @@ class Outcome:
     @property
     def complete(self) -> bool:
         """Whether the line has its outcome (a line still waiting for its batch or its representation has none)."""
-        return self.record is not None or self.error is not None or self.blank
+        return self.prediction is not None or self.error is not None or self.blank
 
     def text(self) -> str:
         """The output line: the prediction, or empty for a refused, blank or abstained line."""
-        return self.record["prediction"] if self.record is not None and self.abstained is None else ""
+        return self.prediction.prediction if self.prediction is not None and self.abstained is None else ""
 
-    def json(self) -> dict[str, Any]:
-        if self.record is not None and self.abstained is not None:
+    def json(self) -> JsonObject:
+        """The ``--json`` object of the line."""
+        if self.prediction is not None and self.abstained is not None:
+            rec = self.prediction.to_json()
             keep = ("confidence", "calibrated", "in_domain", "nearest_training_similarity", "domain_notes")
             return {
                 "line": self.line,
                 "prediction": "",
                 "abstained": True,
                 "reason": self.abstained,
-                **{k: self.record.get(k) for k in keep},
+                **{k: rec.get(k) for k in keep},
             }
-        if self.record is not None:
-            return self.record
+        if self.prediction is not None:
+            return self.prediction.to_json()
         if self.blank:
             return {"line": self.line, "prediction": "", "blank": True}
         return {"line": self.line, "prediction": "", "error": self.error}
@@ -80,59 +81,70 @@ class StreamCounts:
         return sum(self.refused.values())
 
 
-class LineStream:
-    """Turns raw input lines into outcomes in input order, batch by batch.
+@dataclass(frozen=True)
+class StreamSpec:
+    """How a stream reads its lines: the representation the checkpoint or ``--repr`` imposes (``fixed_repr``,
+    ``None``: decided by the lines, ``fixed_by`` says who imposed it), the input's name in messages,
+    ``skip_invalid`` (refused lines become outcomes; otherwise the first one raises, after every line before it
+    has been given out), the size ``limits`` a parsed line must keep (``None``: none), lines per batch and
+    ``min_confidence`` (a prediction below it is abstained on: its line written empty)."""
 
-    ``predictor_for(repr)`` returns the predictor for a representation (the checkpoint's, or the bundled model
-    of that representation, loaded on first use). ``fixed_repr``: the representation the checkpoint or
-    ``--repr`` imposes (``None``: decided by the lines), with ``fixed_by`` saying who imposed it.
-    ``skip_invalid``: refused lines become outcomes; otherwise the first one raises, after every line before it
-    has been given out. ``check(text, reading)``: an extra test of a parsed line (the size limits): the error
-    that refuses it, or ``None``.
-    ``on_unequal``: called once, at the first line with unequal coefficients. ``annotate(predictor, records)``:
-    adds fields to a batch's records in place (the trust fields: calibrated confidence, in-domain flag, top-k);
-    ``min_confidence``: a record whose ``confidence`` is below it is abstained on (its line written empty).
+    fixed_repr: str | None = None
+    fixed_by: str = ""
+    source_name: str = "-"
+    skip_invalid: bool = False
+    limits: Limits | None = None
+    batch_size: int = 256
+    min_confidence: float | None = None
+
+
+@dataclass(slots=True)
+class Pending:
+    """A parsed line waiting for its model: its outcome (its place) and what it reads."""
+
+    out: Outcome
+    reading: ReactionInput
+
+
+@dataclass
+class Batch:
+    """Parsed lines of one representation to predict (:meth:`LineStream.steps` gives it out and waits for
+    :meth:`LineStream.fill`)."""
+
+    repr: str
+    items: list[Pending]
+
+
+Step = Batch | list[Outcome]  # what the stream gives out: a batch to predict, or outcomes in input order
+
+
+class LineStream:
+    """Reads raw input lines into parsed, checked lines and gives out the outcomes in input order.
+
+    It reads, parses and checks; it never predicts: :meth:`steps` gives out a :class:`Batch` of parsed lines
+    whenever one is due, and the caller (:mod:`.pipeline`) fills it (:meth:`fill`) with a prediction or a
+    refusal per line before asking for the next step.
     """
 
-    def __init__(
-        self,
-        predictor_for: Callable[[str], Any],
-        *,
-        fixed_repr: str | None = None,
-        fixed_by: str = "",
-        source_name: str = "-",
-        skip_invalid: bool = False,
-        coef_set: str = "auto",
-        line_type: str = "auto",
-        beam: int = 1,
-        batch_size: int = 256,
-        check: Callable[[str, Any], InputError | None] | None = None,
-        on_unequal: Callable[[], None] | None = None,
-        predict_batch: Callable[[Any, list[BagExample]], list[dict[str, Any]]] | None = None,
-        annotate: Callable[[Any, list[dict[str, Any]]], None] | None = None,
-        min_confidence: float | None = None,
-    ) -> None:
-        self.predictor_for = predictor_for
-        self.use = fixed_repr
-        self.fixed_by = fixed_by
-        self.name = source_name
-        self.skip_invalid = skip_invalid
-        self.coef_set, self.line_type, self.beam, self.batch_size = coef_set, line_type, beam, batch_size
-        self.check = check
-        self.on_unequal = on_unequal
-        self.predict_batch = predict_batch or (lambda p, exs: p.predict(exs, batch_size=len(exs), beam=self.beam))
-        self.annotate, self.min_confidence = annotate, min_confidence
+    def __init__(self, spec: StreamSpec = StreamSpec()) -> None:
+        self.spec = spec
+        self.use = spec.fixed_repr
+        self.fixed_by = spec.fixed_by
+        self.name = spec.source_name
+        self.skip_invalid = spec.skip_invalid
+        self.batch_size = spec.batch_size
         self.counts = StreamCounts()
         self._queue: deque[Outcome] = deque()
-        self._batch: list[tuple[Outcome, BagExample]] = []
+        self._batch: list[Pending] = []
         self._undecided: list[tuple[Outcome, LineReading, str]] = []
         self._decider: int | None = None
         self._raise: InputError | None = None
 
     # ----------------------------------------------------------------- the loop
-    def run(self, lines: Iterable[Any], ready: Callable[[], bool] = lambda: True) -> Iterator[list[Outcome]]:
-        """Outcomes of ``lines`` (:class:`~.source.RawLine` s), a list per flush, in input order. A flush
-        happens when a batch is full or the input has nothing more waiting (``ready()`` false)."""
+    def steps(self, lines: Iterable[RawLine], ready: Callable[[], bool] = lambda: True) -> Iterator[Step]:
+        """The outcomes of ``lines``, a list per flush, in input order, and before each flush the :class:`Batch`
+        to predict (filled by the caller before it asks for the next step). A flush happens when a batch is full
+        or the input has nothing more waiting (``ready()`` false)."""
         for raw in lines:
             self.counts.lines += 1
             out = Outcome(raw.number)
@@ -150,13 +162,15 @@ class LineStream:
             yield from self._give(settle, flush)
         yield from self._give(True, True)
 
-    def _give(self, settle: bool, flush: bool) -> Iterator[list[Outcome]]:
-        """Settle the representation (as SMILES) and predict the batch when asked, give out what is complete,
-        then raise the refusal that stops the run, if any."""
+    def _give(self, settle: bool, flush: bool) -> Iterator[Step]:
+        """Settle the representation (as SMILES) and give out the batch to predict when asked, then what is
+        complete, then raise the refusal that stops the run, if any."""
         if settle and self.use is None and self._undecided:
             self._decide("smiles", None)
-        if flush:
-            self._flush()
+        if flush and self._batch:
+            batch, self._batch = self._batch, []
+            assert self.use is not None  # a line is batched once its representation is known
+            yield Batch(self.use, batch)
         done = self._done()
         if done:
             yield done
@@ -190,22 +204,16 @@ class LineStream:
     def _accept(self, out: Outcome, reading: LineReading, text: str) -> None:
         try:
             inp = self._in_use(reading)
-            predictor = self.predictor_for(self.use)
-            vtype = line_vtype(inp.terms, self.line_type, predictor.vtype)
-            example = to_example(inp, predictor.repr, vtype, self.coef_set)
-            if self.check is not None:
-                over = self.check(text, inp)
-                if over is not None:
-                    raise over
+            limits = self.spec.limits
+            over = None if limits is None else limit_error(text, inp.terms, limits, inp.repr)
+            if over is not None:
+                raise over
         except InputError as err:
             self._refuse(out, err)
             return
-        if self.on_unequal is not None and len({t.coef for t in inp.terms}) > 1:
-            self.on_unequal()
-            self.on_unequal = None
-        self._batch.append((out, example))
+        self._batch.append(Pending(out, inp))
 
-    def _in_use(self, reading: LineReading) -> Any:
+    def _in_use(self, reading: LineReading) -> ReactionInput:
         kind, use = reading.kind, self.use
         if kind is None:
             raise self._neither(reading)
@@ -236,30 +244,21 @@ class LineStream:
         self.counts.refused[_reason_key(err.reason)] += 1
 
     # ----------------------------------------------------------------- batches
-    def _flush(self) -> None:
-        if not self._batch:
-            return
-        batch, self._batch = self._batch, []
-        predictor = self.predictor_for(self.use)
-        records = self.predict_batch(predictor, [ex for _, ex in batch])
-        for (out, ex), rec in zip(batch, records, strict=True):
-            out.record = {
-                "line": out.line,
-                "source": format_bag(ex.terms),
-                "coef_set": ex.cset,
-                "line_type": ex.vtype,
-                **rec,
-            }
+    def fill(self, batch: Batch, results: Sequence[Prediction | InputError]) -> None:
+        """A batch's outcomes, one per line in its order: a prediction (placed and through the trust stage), or
+        the refusal of a line its model could not take; predictions below ``min_confidence`` are abstained on."""
+        floor = self.spec.min_confidence
+        for item, got in zip(batch.items, results, strict=True):
+            out = item.out
+            if isinstance(got, InputError):
+                self._refuse(out, got)
+                continue
+            out.prediction = got
             self.counts.predicted += 1
-        if self.annotate is not None:
-            self.annotate(predictor, [out.record for out, _ in batch])
-        self.counts.fallbacks += sum(bool(out.record.get("fallback")) for out, _ in batch)  # after the rules stage
-        if self.min_confidence is not None:
-            for out, _ in batch:
-                c = float(out.record.get("confidence") or 0.0)
-                if c < self.min_confidence:
-                    out.abstained = f"confidence {c:.4f} < --min-confidence {self.min_confidence:g}"
-                    self.counts.abstained += 1
+            self.counts.fallbacks += bool(got.fallback)
+            if floor is not None and got.min_confidence_value < floor:
+                out.abstained = f"confidence {got.min_confidence_value:.4f} < --min-confidence {floor:g}"
+                self.counts.abstained += 1
 
     def _done(self) -> list[Outcome]:
         """The outcomes at the head of the queue that are complete (a line waiting for its batch, or for the

@@ -26,6 +26,7 @@ from ..data.tokenize import detokenize
 from ..device import autocast
 from ..errors import InputError
 from ..training.seq2seq import LoadedModel, model_from_checkpoint, pad_batch
+from .prediction import SEQUENCE, BeamEntry, Prediction
 
 DEFAULT_MAX_LEN = 200  # target tokens, when the checkpoint's config names none
 
@@ -36,6 +37,7 @@ class TransformerSpec:
 
     checkpoint: str
     device: str = "cpu"
+    edit_checkpoint = None  # a sequence model decodes with no bond-edit model
 
     def load(self) -> TransformerPredictor:
         ck = load_checkpoint(self.checkpoint, map_location="cpu")
@@ -47,6 +49,7 @@ class TransformerPredictor:
 
     naive = False
     source = None  # no calibration sidecars: the confidence is written uncalibrated
+    type1 = None  # reads every line itself
 
     def __init__(self, lm: LoadedModel, checkpoint: str, vtype: int = 1, max_len: int = DEFAULT_MAX_LEN) -> None:
         self.lm = lm
@@ -80,10 +83,10 @@ class TransformerPredictor:
         return TransformerSpec(self.checkpoint, str(self.device))
 
     @torch.no_grad()
-    def predict(self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1) -> list[dict[str, Any]]:
+    def predict(self, examples: Sequence[BagExample], batch_size: int = 64, beam: int = 1) -> list[Prediction]:
         """One record per example: the best of ``beam`` decoded lines and the beam (log-probabilities)."""
         self.lm.model.eval()
-        out: list[dict[str, Any]] = []
+        out: list[Prediction] = []
         for s in range(0, len(examples), max(batch_size, 1)):
             chunk = examples[s : s + batch_size]
             lines = [format_bag(ex.terms) for ex in chunk]
@@ -93,20 +96,17 @@ class TransformerPredictor:
             out += [self._record(h) for h in hyps]
         return out
 
-    def _record(self, hyps: list[tuple[list[int], float]]) -> dict[str, Any]:
-        beam = [
-            {"prediction": detokenize(self.lm.vocab.decode(ids)), "logp": round(float(lp), 4), "main_product": None}
-            for ids, lp in hyps
-        ]
-        best = beam[0]
-        return {
-            "prediction": best["prediction"],
-            "fallback": False,
-            "confidence": round(math.exp(min(float(hyps[0][1]), 0.0)), 4),
-            "model": "transformer",
-            "molecules": [],
-            "main_product": None,
-            "extent": None,
-            "extent_rule": None,
-            "beam": beam,
-        }
+    def _record(self, hyps: list[tuple[list[int], float]]) -> Prediction:
+        beam = [BeamEntry(detokenize(self.lm.vocab.decode(ids)), round(float(lp), 4), None) for ids, lp in hyps]
+        return Prediction(
+            prediction=beam[0].prediction,
+            fallback=False,
+            confidence=round(math.exp(min(float(hyps[0][1]), 0.0)), 4),
+            molecules=[],
+            main_product=None,
+            extent=None,
+            extent_rule=None,
+            beam=beam,
+            layout=SEQUENCE,
+            model="transformer",
+        )

@@ -40,7 +40,7 @@ def test_breakdown_from_predict_json_equals_the_predictors(toy):
     examples = load_examples(built, VARIANT, "test_in")
     records = [json.loads(line) for line in pred.read_text().splitlines()]
     assert len(records) == len(examples) == 14
-    reports = Predictor.from_checkpoint(str(DEFAULT_CHECKPOINT)).predict(examples, beam=1)
+    reports = [p.to_json() for p in Predictor.from_checkpoint(str(DEFAULT_CHECKPOINT)).predict(examples, beam=1)]
     from_json = report_errors(examples, records, "formula")
     assert from_json == report_errors(examples, reports, "formula")
     assert from_json["n"] == 14 and sum(from_json["first_cause"].values()) == from_json["n_fail"]

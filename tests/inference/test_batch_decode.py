@@ -46,8 +46,8 @@ def _check_line_outputs(pred: Predictor, examples: list) -> None:
         assert a.vocab_extras == [items[j] for j in range(1, len(items)) if b.extra_p[j] > 0.5]
 
 
-def _dumps(records: list[dict]) -> list[str]:
-    return [json.dumps(r) for r in records]
+def _dumps(records: list) -> list[str]:
+    return [json.dumps(r.to_json()) for r in records]
 
 
 @pytest.mark.unit

@@ -17,6 +17,7 @@ pytestmark = pytest.mark.integration
 
 BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
 LINE = "{2}C2H4O2.{2}C2H6O.{1}H2O4S\n"
+SMILES_LINE = "{1}CC(=O)Cl.{1}NCc1ccccc1\n"
 
 
 @pytest.fixture(autouse=True)
@@ -25,12 +26,13 @@ def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GNNCA_EDIT_CHECKPOINT", raising=False)
 
 
-def _copy(tmp_path: Path, flip: str | None) -> Path:
-    """The formula pair, its sidecars and checksums.json copied; one byte of ``flip`` changed."""
+def _copy(tmp_path: Path, flip: str | None, models: tuple[str, ...] = ("gnn_default", "gnn_type1_default")) -> Path:
+    """The ``models`` (the formula pair by default), their sidecars and checksums.json copied; one byte of
+    ``flip`` changed."""
     folder = tmp_path / "checkpoints"
     folder.mkdir(parents=True)
     for p in BUNDLED.iterdir():
-        if p.name.startswith(("gnn_default", "gnn_type1_default")) or p.name == CHECKSUMS:
+        if p.name.startswith(models) or p.name == CHECKSUMS:
             shutil.copy(p, folder / p.name)
     if flip is not None:
         data = bytearray((folder / flip).read_bytes())
@@ -46,6 +48,20 @@ def test_a_tampered_bundled_file_is_one_line_and_exit_2(tmp_path: Path, flip: st
     folder = _copy(tmp_path, flip)
     args = ["predict", "-", "--extent", "bayes", "--checkpoint", str(folder / "gnn_default.pt")]
     res = CliRunner().invoke(app, args, input=LINE)
+    assert res.exit_code == 2, res.output
+    assert "Traceback" not in res.output and res.stdout == ""
+    (line,) = res.stderr.splitlines()
+    assert line.startswith(f"gnnca: error: {folder / flip}: checksum mismatch: sha256 "), line
+
+
+@pytest.mark.parametrize(
+    "flip",
+    ["gnn_smiles_default.pt", "edit_default.pt", "gnn_smiles_default.pt.trust.json", "gnn_smiles_default.pt.trust.npz"],
+)
+def test_a_tampered_bundled_smiles_or_edit_file_is_one_line_and_exit_2(tmp_path: Path, flip: str) -> None:
+    folder = _copy(tmp_path, flip, ("gnn_smiles_default", "edit_default"))
+    args = ["predict", "-", "--checkpoint", str(folder / "gnn_smiles_default.pt")]
+    res = CliRunner().invoke(app, [*args, "--edit-checkpoint", str(folder / "edit_default.pt")], input=SMILES_LINE)
     assert res.exit_code == 2, res.output
     assert "Traceback" not in res.output and res.stdout == ""
     (line,) = res.stderr.splitlines()

@@ -102,7 +102,7 @@ def _comp(m: str):  # noqa: ANN202 - a Counter
 def _record(pred: Predictor, line: str) -> dict:
     inp = parse_reaction_input(line)
     (rec,) = pred.predict([example_from_terms(inp.terms, vtype=1)])
-    return rec
+    return rec.to_json()
 
 
 @pytest.mark.unit

@@ -23,6 +23,7 @@ from gnn_chemalgebra.inference.conformal import (
     set_members,
     text_line,
 )
+from gnn_chemalgebra.inference.prediction import SetFields
 
 
 @pytest.mark.unit
@@ -109,7 +110,7 @@ def test_coverage_out_of_reach_is_said_not_claimed() -> None:
     rec = {"line_type": 1, "top_k": [{"prediction": "A", "probability": 0.6}, {"prediction": "B", "probability": 0.3}]}
     (out,) = annotate_sets([dict(rec)], model, 0.9, 2, "lac")
     assert out["prediction_set"] is None and out["set_size"] is None
-    assert "cannot be reached with top-k 2" in out["conformal_note"] and text_line(out) == "NA"
+    assert "cannot be reached with top-k 2" in out["conformal_note"] and text_line(SetFields.of_record(out)) == "NA"
     (out,) = annotate_sets([dict(rec)], model, 0.5, 2, "lac")
     q = fit.quantiles[2][0.5]
     assert out["set_size"] == sum(1 - p <= q for p in (0.6, 0.3))
@@ -128,14 +129,14 @@ def test_lines_the_fit_did_not_measure_get_no_set() -> None:
         {"line_type": 1, "top_k": rows, "calibration_note": "decode settings differ"},
     ]
     out = annotate_sets([dict(r) for r in recs], model, 0.9, 5, "lac")
-    assert out[0]["set_size"] == 2 and text_line(out[0]) == "2\tA\t0.7000\tB\t0.2500"
+    assert out[0]["set_size"] == 2 and text_line(SetFields.of_record(out[0])) == "2\tA\t0.7000\tB\t0.2500"
     assert "Type-2 lines" in out[1]["conformal_note"]
     assert "--extent limiting" in out[2]["conformal_note"]
     assert "decode settings differ" in out[3]["conformal_note"]
     (few,) = annotate_sets([dict(recs[0])], model, 0.9, 3, "lac")
     assert "no conformal fit for top-k 3" in few["conformal_note"]
     empty = annotate_sets([{"line_type": 1, "top_k": [{"prediction": "A", "probability": 0.1}]}], model, 0.9, 5, "lac")
-    assert empty[0]["prediction_set"] == [] and text_line(empty[0]) == "0"
+    assert empty[0]["prediction_set"] == [] and text_line(SetFields.of_record(empty[0])) == "0"
 
 
 @pytest.mark.unit

@@ -79,18 +79,19 @@ def test_no_balanced_hypothesis_is_a_marked_fallback_with_the_source_copied() ->
     pred = Predictor.build(TINY, Featurizer("smiles"), ExtraVocab([]), 1)
     assert pred.edit is None
     ex = example_from_terms([Term(2, "CC(=O)Cl"), Term(2, "NCc1ccccc1")], vtype=1)
-    (rec,) = pred.predict([ex], beam=2)
+    (typed,) = pred.predict([ex], beam=2)
+    rec = typed.to_json()
     assert rec["fallback"] is True and rec["confidence"] is None
     assert rec["prediction"] == format_bag(ex.terms) and rec["balanced"]
     assert rec["not_covered"] and rec["not_covered"][0].startswith("no balanced hypothesis")
     assert [m["nu"] for m in rec["molecules"]] == [0, 0] and {m["role"] for m in rec["molecules"]} == {"reagent"}
-    assert len(rec["beam"]) >= 1 and count_fallbacks([rec, rec]) == 2
+    assert len(rec["beam"]) >= 1 and count_fallbacks([typed, typed]) == 2
 
 
 def test_reported_roles_follow_the_written_line() -> None:
     pred = Predictor.build(TINY, Featurizer("formula"), ExtraVocab(["HCl"]), 1)
     ex = example_from_terms([Term(3, "C2H3ClO"), Term(3, "C7H9N"), Term(3, "C6H15N")], vtype=1)
-    (rec,) = pred.predict([ex])
+    (rec,) = [p.to_json() for p in pred.predict([ex])]
     for m in rec["molecules"]:
         assert m["nu"] == rec["nu"].get(m["mol"], 0) and m["role"] == role_name(m["nu"])
         assert 0 <= m["confidence"] <= 1 and m["best_role"] in ("reactant", "reagent", "product")

@@ -22,6 +22,15 @@ NEVER = {
     "edit_beam": {"edit_decode", "smiles_products", "decoder", "decode"},
     "edit_decode": {"smiles_products", "decoder", "decode", "predictor"},
     "transformer": {"predictor", "runner", "decoder", "predict_command", "stream"},
+    # the decoder's parts: its values, the leftover head, the completion of given products
+    "hypotheses": {"decoder", "leftover_head", "given_products", "predictor", "runner", "report", "stream"},
+    "leftover_head": {"decoder", "given_products", "predictor", "runner", "report", "stream"},
+    "given_products": {"decoder", "leftover_head", "predictor", "runner", "report", "stream"},
+    # the typed values and the stages: nothing below calls up
+    "prediction": {"decoder", "predictor", "runner", "report", "stream", "pipeline", "predict_command", "api"},
+    "stream": {"predictor", "runner", "decoder", "pipeline", "predict_command", "trust_stage", "output"},
+    "trust_stage": {"pipeline", "predict_command", "output", "stream"},
+    "pipeline": {"predict_command", "output"},
 }
 
 

@@ -126,6 +126,15 @@ def test_a_draw_folder_that_cannot_be_written_fails_before_any_work(tmp_path: Pa
     assert res.stdout == ""  # nothing was predicted
 
 
+def test_a_draw_path_inside_a_file_is_named_a_file(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("{1}CC(=O)Cl.{1}NCc1ccccc1\n")
+    res = runner.invoke(app, ["predict", str(src), "--draw", str(src / "eq.png")])
+    _one_error(res, f"{src}: is a file, not a folder: --draw cannot write its images in it")
+    res = runner.invoke(app, ["predict", str(src), "--draw", str(tmp_path / "no" / "eq.png")])
+    _one_error(res, f"{tmp_path / 'no'}: folder for --draw does not exist (create it first)")
+
+
 def _writable(folder: Path) -> bool:
     try:
         (folder / ".probe").write_text("")

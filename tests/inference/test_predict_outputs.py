@@ -14,6 +14,7 @@ from gnn_chemalgebra.algebra.roles import role_name
 from gnn_chemalgebra.chem.molecule import bag_composition
 from gnn_chemalgebra.config import DecodeConfig
 from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
 from gnn_chemalgebra.inference.report import count_fallbacks
 from gnn_chemalgebra.inference.run import DEFAULT_CHECKPOINT, decode_overrides
@@ -79,7 +80,9 @@ def test_a_line_without_balanced_hypothesis_is_marked_and_counted() -> None:
     assert rec["fallback"] is True and rec["prediction"] == rec["source"]
     assert rec["raw_confidence"] == 0.0 and 0.0 <= rec["confidence"] <= 1.0  # a number, never null
     assert all(m["nu"] == 0 for m in rec["molecules"]) and rec["not_covered"]
-    assert count_fallbacks([rec, {"fallback": False}]) == 1
+    fell = Prediction.of_line(rec["prediction"])
+    fell.fallback = True
+    assert count_fallbacks([fell, Prediction.of_line(rec["prediction"])]) == 1
     assert "1 of 1 line(s) fell back" in res.stderr
     assert f"gnnca: fallback: <stdin>:1: {rec['not_covered'][0]}; the source is written unchanged" in res.stderr
     res = _predict([], AMOUNTS + "\n")

@@ -23,7 +23,7 @@ def _record(pred: Predictor, line: str, beam: int = 1) -> dict:
     inp = parse_reaction_input(line)
     assert inp.repr == pred.repr
     (rec,) = pred.predict([example_from_terms(inp.terms, vtype=1)], beam=beam)
-    return rec
+    return rec.to_json()
 
 
 @pytest.mark.unit

@@ -12,23 +12,25 @@ from typer.testing import CliRunner
 
 from gnn_chemalgebra.chem.molecule import bag_composition
 from gnn_chemalgebra.cli import app
-from gnn_chemalgebra.inference.rules_stage import RULE_NOTE, rule_records, rules_apply
+from gnn_chemalgebra.inference.prediction import (
+    Alternative,
+    DomainFields,
+    MoleculeRole,
+    Prediction,
+    SetFields,
+    TrustFields,
+)
+from gnn_chemalgebra.inference.rules_stage import RULE_NOTE, rule_predictions, rules_apply
 
 
-def _record(source: str, prediction: str, **extra: object) -> dict:
-    return {
-        "line": 1,
-        "source": source,
-        "prediction": prediction,
-        "fallback": False,
-        "confidence": 0.42,
-        "calibrated": True,
-        "in_domain": False,
-        "domain_notes": ["far from training"],
-        "molecules": [],
-        "top_k": [{"prediction": prediction, "probability": 0.42, "main_product": None}],
-        **extra,
-    }
+def _pred(source: str, prediction: str, top: list[tuple[str, float]] | None = None, **extra: object) -> Prediction:
+    p = Prediction(prediction, False, 0.42, [], None, 1, "limiting", [], **extra)  # type: ignore[arg-type]
+    p.placed(1, source, "in", 1)
+    top = top if top is not None else [(prediction, 0.42)]
+    p.trust = TrustFields(0.5, True, None, DomainFields(False, 0.1, ["far from training"]), [], [
+        Alternative(line, prob, None) for line, prob in top
+    ])  # fmt: skip
+    return p
 
 
 @pytest.mark.unit
@@ -47,8 +49,10 @@ def test_only_a_users_lines_go_through_the_rules(convention: str, path: str | No
 
 @pytest.mark.unit
 def test_a_rule_writes_the_line_and_says_so() -> None:
-    rec = _record("{1}Cl.{1}[Na+].{1}[OH-]", "{1}Cl.{1}[Na+].{1}[OH-]", prediction_set=None, conformal_note="x")
-    rule_records([rec], "smiles")
+    p = _pred("{1}Cl.{1}[Na+].{1}[OH-]", "{1}Cl.{1}[Na+].{1}[OH-]", sets=SetFields(None, "no fit"))
+    p.molecules = [MoleculeRole(m, "reagent", 0, 0.9, "reagent", 0.9) for m in ("Cl", "[Na+]", "[OH-]")]
+    rule_predictions([p], "smiles")
+    rec = p.to_json()
     assert rec["written_by"] == "rule:neutralisation"
     assert bag_composition(rec["prediction"], "smiles") == bag_composition(rec["source"], "smiles")
     assert set(rec["prediction"].split(".")) == {"{1}[Na+]", "{1}[Cl-]", "{1}O"}
@@ -58,59 +62,45 @@ def test_a_rule_writes_the_line_and_says_so() -> None:
     assert rec["top_k"][0] == {"prediction": rec["prediction"], "probability": 0.95, "main_product": "[Cl-]"}
     assert rec["prediction_set"] == [{"prediction": rec["prediction"], "probability": 0.95}] and rec["set_size"] == 1
     assert "conformal_note" not in rec
+    assert [(m["mol"], m["role"]) for m in rec["molecules"]] == [("Cl", "reactant"), ("[Na+]", "reagent"),
+                                                                  ("[OH-]", "reactant")]  # fmt: skip
 
 
 @pytest.mark.unit
 def test_the_models_alternatives_follow_the_rules_line() -> None:
-    rec = _record("{1}CCC.{5}O=O", "{4}O=O.{1}CCCOO", fallback=True)
-    rec["top_k"].append({"prediction": "{4}O=O.{1}CC(C)OO", "probability": 0.2, "main_product": "CC(C)OO"})
-    rule_records([rec], "smiles")
-    assert rec["written_by"] == "rule:combustion" and rec["fallback"] is False
-    assert [t["prediction"] for t in rec["top_k"]] == [rec["prediction"], "{4}O=O.{1}CCCOO"]
-    assert rec["top_k"][1]["probability"] == pytest.approx(0.42 * 0.05, abs=1e-4)  # scaled to what the rule leaves
+    p = _pred("{1}CCC.{5}O=O", "{4}O=O.{1}CCCOO", [("{4}O=O.{1}CCCOO", 0.42), ("{4}O=O.{1}CC(C)OO", 0.2)])
+    p.fallback = True
+    rule_predictions([p], "smiles")
+    assert p.written_by == "rule:combustion" and p.fallback is False
+    assert [a.prediction for a in p.top_k] == [p.prediction, "{4}O=O.{1}CCCOO"]
+    assert p.top_k[1].probability == pytest.approx(0.42 * 0.05, abs=1e-4)  # scaled to what the rule leaves
 
 
 @pytest.mark.unit
 def test_a_line_no_rule_covers_keeps_the_models_line() -> None:
-    rec = _record("{1}CC(=O)O.{1}NCc1ccccc1", "{1}CC(=O)NCc1ccccc1.{1}O")
-    before = dict(rec)
-    rule_records([rec], "smiles")
-    assert rec.pop("written_by") == "model"
-    assert rec == before  # the model's line and its trust fields (out of domain: still flagged)
+    p = _pred("{1}CC(=O)O.{1}NCc1ccccc1", "{1}CC(=O)NCc1ccccc1.{1}O")
+    before = p.to_json()
+    rule_predictions([p], "smiles")
+    after = p.to_json()
+    assert after.pop("written_by") == "model"
+    assert after == before  # the model's line and its trust fields (out of domain: still flagged)
 
 
 @pytest.mark.unit
 def test_a_reaction_smiles_keeps_its_reagents_and_products() -> None:
     """The reagents between the arrows are never consumed; the rule must make the products named."""
-    mols = [
-        {"mol": "Cl", "role": "reactant"},
-        {"mol": "[OH-]", "role": "reactant"},
-        {"mol": "[Ca+2]", "role": "reagent"},
-    ]
-    rec = _record("{1}Cl.{1}[OH-].{1}[Ca+2]", "{1}Cl.{1}[OH-].{1}[Ca+2]", given_roles=True, molecules=mols)
-    rec["given_products"], rec["given_reagents"] = ["[Cl-]"], ["[Ca+2]"]
-    rule_records([rec], "smiles")
-    assert rec["written_by"] == "rule:neutralisation"
-    assert set(rec["prediction"].split(".")) == {"{1}[Ca+2]", "{1}[Cl-]", "{1}O"}
-    assert [m["role"] for m in mols] == ["reactant", "reactant", "reagent"]
-    rec = _record("{1}Cl.{1}[OH-].{1}[Ca+2]", "x", given_roles=True, molecules=mols, given_products=["ClCl"])
-    rule_records([rec], "smiles")
-    assert rec["written_by"] == "model"
-    rec = _record("{1}Cl.{1}[OH-].{1}[Na+]", "x", given_roles=True, given_products=["[Cl-]"])
-    rec["given_reagents"] = ["[OH-]", "[Na+]"]  # the hydroxide written as a reagent: never consumed
-    rule_records([rec], "smiles")
-    assert rec["written_by"] == "model"
-
-
-@pytest.mark.integration
-def test_a_reaction_line_the_model_cannot_balance_is_written_by_the_rule() -> None:
-    """The model's line falls back (its roles then say nothing of the sides); the rule reads the sides."""
-    result = CliRunner().invoke(app, ["predict", "-", "--json"], input="[Fe].O=S(=O)(O)O>>[Fe+2]\n")
-    assert result.exit_code == 0, result.output
-    rec = json.loads(result.stdout.splitlines()[0])
-    assert rec["written_by"] == "rule:metal_acid" and rec["fallback"] is False
-    assert set(rec["prediction"].split(".")) == {"{1}[Fe+2]", "{1}O=S(=O)([O-])[O-]", "{1}[H][H]"}
-    assert "fell back" not in result.stderr
+    src = "{1}Cl.{1}[OH-].{1}[Ca+2]"
+    p = _pred(src, src, given_roles=True, given_products=["[Cl-]"], given_reagents=["[Ca+2]"])
+    rule_predictions([p], "smiles")
+    assert p.written_by == "rule:neutralisation"
+    assert set(p.prediction.split(".")) == {"{1}[Ca+2]", "{1}[Cl-]", "{1}O"}
+    p = _pred(src, "x", given_roles=True, given_products=["ClCl"], given_reagents=["[Ca+2]"])
+    rule_predictions([p], "smiles")
+    assert p.written_by == "model"
+    src = "{1}Cl.{1}[OH-].{1}[Na+]"
+    p = _pred(src, "x", given_roles=True, given_products=["[Cl-]"], given_reagents=["[OH-]", "[Na+]"])
+    rule_predictions([p], "smiles")  # the hydroxide written as a reagent: never consumed
+    assert p.written_by == "model"
 
 
 @pytest.mark.integration

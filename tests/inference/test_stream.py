@@ -18,8 +18,13 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gnn_chemalgebra.errors import InputError
+from gnn_chemalgebra.inference.options import Demands, PredictOptions
+from gnn_chemalgebra.inference.pipeline import Models, Pipeline
+from gnn_chemalgebra.inference.predict_sets import RunTrust
+from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.source import LineSource
-from gnn_chemalgebra.inference.stream import LineStream
+from gnn_chemalgebra.inference.stream import LineStream, StreamSpec
+from gnn_chemalgebra.inference.trust_stage import TrustStage
 
 BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
 
@@ -36,7 +41,7 @@ class EchoPredictor:
 
     def predict(self, examples, batch_size=256, beam=1):  # noqa: ANN001, ANN201
         self.batches.append(len(examples))
-        return [{"prediction": "|".join(t.mol for t in ex.terms), "fallback": False} for ex in examples]
+        return [Prediction.of_line("|".join(t.mol for t in ex.terms)) for ex in examples]
 
 
 # ----------------------------------------------------------------------------------------------------- reader
@@ -68,8 +73,12 @@ def test_reader_refuses_a_binary_file_in_one_error() -> None:
 
 @pytest.mark.unit
 @settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=3000), st.integers(min_value=1, max_value=64))
+@given(
+    st.one_of(st.binary(max_size=3000), st.text(max_size=300).map(lambda t: t.encode("utf-8"))),  # junk; UTF-8 text
+    st.integers(min_value=1, max_value=64),
+)
 @example(b"ab\r\nabc\n\xc3\xa9\n\xffz", 2)  # at the limit, one over, 2 bytes in 1 character, not UTF-8
+@example("\u00e9\u00e9\n\u0421\u0421\u0421\n".encode(), 2)  # 2 characters in 4 bytes kept, 3 in 6 refused
 def test_reader_never_fails_but_on_binary_input(data: bytes, max_chars: int) -> None:
     """Random bytes: numbered lines 1..n, each under the limit or refused with a reason; a NUL byte in the first
     chunk is the only whole-input error."""
@@ -98,11 +107,19 @@ def test_reader_never_fails_but_on_binary_input(data: bytes, max_chars: int) -> 
 
 
 # ----------------------------------------------------------------------------------------------------- stream
+def stages(pred: object, **spec: object) -> tuple[Pipeline, LineStream]:
+    """The predict path over a stand-in model: a stream of ``spec`` (:class:`StreamSpec`) and its pipeline."""
+    opts = PredictOptions(input="-")
+    demands = Demands.of(opts)  # plain text: no trust stage
+    pipeline = Pipeline(opts, Models.of_loaded(pred, opts), demands, TrustStage(demands, RunTrust(opts)))  # type: ignore[arg-type]
+    return pipeline, LineStream(StreamSpec(source_name="in.txt", **spec))  # type: ignore[arg-type]
+
+
 def _run(lines: list[str], **kw) -> tuple[list, EchoPredictor, LineStream]:
     pred = EchoPredictor(kw.pop("model_repr", "smiles"))
-    stream = LineStream(lambda _repr: pred, source_name="in.txt", **kw)
+    pipeline, stream = stages(pred, **kw)
     raw = LineSource(io.BytesIO("\n".join(lines).encode() + b"\n"), "in.txt", 10_000)
-    out = [o for group in stream.run(raw) for o in group]
+    out = [o for group in pipeline.outcomes(stream, raw) for o in group]
     return out, pred, stream
 
 
@@ -118,12 +135,11 @@ def test_every_line_gives_one_outcome_in_order() -> None:
 
 @pytest.mark.unit
 def test_a_refused_line_stops_the_run_after_the_lines_before_it() -> None:
-    pred = EchoPredictor()
-    stream = LineStream(lambda _r: pred, source_name="in.txt")
+    pipeline, stream = stages(EchoPredictor())
     raw = LineSource(io.BytesIO(b"CCO\nCC\nC1CC\nCCN\n"), "in.txt", 1000)
     given_out = []
     with pytest.raises(InputError, match="in.txt:3: neither SMILES"):
-        for group in stream.run(raw):
+        for group in pipeline.outcomes(stream, raw):
             given_out += group
     assert [o.text() for o in given_out] == ["CCO", "CC"]
 
@@ -162,7 +178,7 @@ def test_random_lines_stay_aligned_and_never_raise_with_skip_invalid(lines: list
     out, _, stream = _run(lines, skip_invalid=True, batch_size=batch)
     n = len("\n".join(lines).encode().split(b"\n"))  # the lines the reader sees
     assert [o.line for o in out] == list(range(1, n + 1))
-    assert all((o.record is not None) + (o.error is not None) + o.blank == 1 for o in out)
+    assert all((o.prediction is not None) + (o.error is not None) + o.blank == 1 for o in out)
     assert stream.counts.predicted + stream.counts.blank + stream.counts.refused_total == n
 
 

@@ -29,7 +29,8 @@ def test_a_smiles_calibration_is_bound_to_its_edit_model(tmp_path: Path) -> None
         p.write_bytes(data)
 
     def predictor(edit: Path) -> SimpleNamespace:
-        return SimpleNamespace(repr="smiles", source=SimpleNamespace(checkpoint=str(ckpt), edit_checkpoint=str(edit)))
+        src = SimpleNamespace(checkpoint=str(ckpt), edit_checkpoint=str(edit))
+        return SimpleNamespace(repr="smiles", source=src, type1=None, saved_settings=None)
 
     flat = LinearModel([0.0] * 11, [1.0] * 11, [0.0] * 11, 0.0)
     Trust("smiles", Calibrator({TYPE1: flat}), meta={"edit_sha256": edit_model_sha256(predictor(edit_a))}).save(ckpt)

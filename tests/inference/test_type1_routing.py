@@ -203,9 +203,10 @@ def test_plain_text_abstains_on_the_lines_json_does(tmp_path: Path) -> None:
     assert text.exit_code == 0, text.output
     abstained = [r["confidence"] < cut or r["in_domain"] is False for r in recs]  # out of domain: abstained too
     assert [line == "" for line in text.stdout.splitlines()] == abstained
-    from gnn_chemalgebra.inference.predict_command import PredictOptions, Predictors
+    from gnn_chemalgebra.inference.options import PredictOptions
+    from gnn_chemalgebra.inference.predict_command import build_pipeline
 
-    plain = Predictors(PredictOptions(input=str(src), extent="bayes"), "bayes")
-    assert not plain.load(str(BUNDLED / MAIN)).second_opinion
-    shown = Predictors(PredictOptions(input=str(src), extent="bayes", min_confidence=0.5), "bayes")
-    assert shown.load(str(BUNDLED / MAIN)).second_opinion
+    plain = build_pipeline(PredictOptions(input=str(src), extent="bayes"), "bayes")
+    assert plain.demands.confidence is False and not plain.models.load(str(BUNDLED / MAIN)).second_opinion
+    shown = build_pipeline(PredictOptions(input=str(src), extent="bayes", min_confidence=0.5), "bayes")
+    assert shown.demands.confidence and shown.models.load(str(BUNDLED / MAIN)).second_opinion

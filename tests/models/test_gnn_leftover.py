@@ -81,7 +81,7 @@ def test_leftover_labels_and_slots(toy):
                 c[k] += t.coef * v
         return {k: v for k, v in c.items() if v}
 
-    for ex, r in zip(exs[:4], pred.predict(exs[:4]), strict=True):
+    for ex, r in zip(exs[:4], [p.to_json() for p in pred.predict(exs[:4])], strict=True):
         assert r["prediction"].startswith("{")
         if r["balanced"]:
             assert tot(parse_bag(r["prediction"])) == tot(ex.terms)

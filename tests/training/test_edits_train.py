@@ -151,7 +151,7 @@ def test_bag_gnn_decodes_smiles_lines_with_the_edit_model(overfit: tuple[Path, d
     zero = ROLE_NU.index(0)  # every molecule a reagent: nothing for the edit model to react
     (h,) = pred.decoder._decode_with_edits(exs[0], [(0.0, (zero,) * len(exs[0].mols))], 1, None)
     assert h.roles is None and h.decoded.uncovered == ["no role hypothesis in the beam consumes a molecule"]
-    for ex, rec in zip(exs, pred.predict(exs, beam=2), strict=True):
+    for ex, rec in zip(exs, [p.to_json() for p in pred.predict(exs, beam=2)], strict=True):
         assert rec["beam"] and len(rec["beam"]) <= 2
         src = format_bag(ex.terms)
         if rec["balanced"]:

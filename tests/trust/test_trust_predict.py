@@ -16,8 +16,13 @@ from typer.testing import CliRunner
 
 from gnn_chemalgebra.chem.molecule import bag_composition
 from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.inference.options import Demands, PredictOptions
+from gnn_chemalgebra.inference.pipeline import Models, Pipeline
+from gnn_chemalgebra.inference.predict_sets import RunTrust
+from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.source import LineSource
-from gnn_chemalgebra.inference.stream import LineStream
+from gnn_chemalgebra.inference.stream import LineStream, StreamSpec
+from gnn_chemalgebra.inference.trust_stage import TrustStage
 
 BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
 
@@ -28,21 +33,24 @@ class FixedPredictor:
     repr, vtype = "formula", 1
 
     def predict(self, examples, batch_size=256, beam=1):  # noqa: ANN001, ANN201
-        return [{"prediction": ".".join(t.mol for t in ex.terms), "fallback": False} for ex in examples]
+        lines = [".".join(t.mol for t in ex.terms) for ex in examples]  # confidence 0.9 when it holds water
+        return [Prediction.of_line(line, 0.9 if "H2O" in line else 0.2) for line in lines]
+
+
+def stages(pred: object, **spec: object) -> tuple[Pipeline, LineStream]:
+    """The predict path over a stand-in model: a stream of ``spec`` (:class:`StreamSpec`) and its pipeline."""
+    opts = PredictOptions(input="-")
+    demands = Demands.of(opts)  # plain text: no trust stage (the stand-in's confidences are kept)
+    pipeline = Pipeline(opts, Models.of_loaded(pred, opts), demands, TrustStage(demands, RunTrust(opts)))  # type: ignore[arg-type]
+    return pipeline, LineStream(StreamSpec(source_name="in.txt", **spec))  # type: ignore[arg-type]
 
 
 @pytest.mark.unit
 def test_min_confidence_abstains_in_place() -> None:
-    def annotate(_p, records):  # noqa: ANN001, ANN202 - confidence 0.9 when the line holds water, else 0.2
-        for r in records:
-            r["confidence"] = 0.9 if "H2O" in r["prediction"] else 0.2
-            r["in_domain"] = True
-
     text = b"H2O.ClNa\n\n# note\nCH4.O2\n}}bad{{\nH2O.HCl\nC2H6O\n"
-    stream = LineStream(
-        lambda _r: FixedPredictor(), fixed_repr="formula", skip_invalid=True, annotate=annotate, min_confidence=0.5
-    )
-    outs = [o for group in stream.run(LineSource(io.BytesIO(text), "in.txt", 1000), lambda: False) for o in group]
+    pipeline, stream = stages(FixedPredictor(), fixed_repr="formula", skip_invalid=True, min_confidence=0.5)
+    raw = LineSource(io.BytesIO(text), "in.txt", 1000)
+    outs = [o for group in pipeline.outcomes(stream, raw, lambda: False) for o in group]
     assert [o.line for o in outs] == list(range(1, 8))
     assert [o.text() for o in outs] == ["H2O.ClNa", "", "", "", "", "H2O.HCl", ""]
     assert [o.abstained is not None for o in outs] == [False, False, False, True, False, False, True]
