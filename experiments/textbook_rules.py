@@ -1,4 +1,6 @@
-"""The lines of a `gnnca bench textbook --records` file that explicit rules wrote, and whether they are right.
+"""The lines of a `gnnca bench textbook --records` file that explicit rules wrote (docs/rules.md), counted per
+part and input style, and how many of them are right; per rule on the development part only, the held-out part in
+totals, so that no held-out line is looked at one by one.
 
     python experiments/textbook_rules.py results/textbook/rules_dev_records.jsonl \
         results/textbook/rules_held_out_records.jsonl
@@ -21,7 +23,7 @@ def _records(path: Path) -> list[dict]:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description="the textbook lines explicit rules wrote, and how many are right")
     ap.add_argument("records", nargs="+", type=Path)
     ap.add_argument("--before", nargs="*", type=Path, default=[], help="the same parts' records without the rules")
     args = ap.parse_args()
