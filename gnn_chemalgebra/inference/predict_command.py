@@ -87,7 +87,7 @@ def _run(opts: PredictOptions, echo: Callable[[str], None], out: TextIO, after_l
         with stop.raising():  # a stop removes the temporary file of the image being written
             draw_reactions([p.to_json() for p in records], opts.draw, stream.use or "smiles")  # an output
     pipeline.trust.sets.report(stream.counts.predicted, echo)
-    return _report(stream.counts, opts, echo)
+    return _report(stream.counts, opts, echo, out_of_domain=pipeline.trust.sets.ood["out of domain"])
 
 
 def build_pipeline(
@@ -204,8 +204,9 @@ def predict_lines(
     return collect(pipeline, stream, text_lines(list(lines), max_chars_of(opts), source_name))
 
 
-def _report(counts: StreamCounts, opts: PredictOptions, echo: Callable[[str], None]) -> int:
-    """The counts on stderr; exit 2 when lines were given and none was answered (each refused or abstained on)."""
+def _report(counts: StreamCounts, opts: PredictOptions, echo: Callable[[str], None], out_of_domain: int = 0) -> int:
+    """The counts on stderr; exit 2 when lines were given and none was answered (each refused or abstained on,
+    below ``--min-confidence`` or as one of the ``out_of_domain`` lines)."""
     if counts.refused_total:
         parts = "; ".join(f"{n} {reason}" for reason, n in counts.refused.most_common())
         echo(f"gnnca: skipped {counts.refused_total} of {counts.lines} line(s) (empty output lines): {parts}")
@@ -222,9 +223,10 @@ def _report(counts: StreamCounts, opts: PredictOptions, echo: Callable[[str], No
             'the source is written unchanged ("fallback": true in --json)'
         )
     asked = counts.lines - counts.blank
-    if asked and counts.predicted == counts.abstained:  # every line refused or abstained on: nothing answered
-        what = "was answered" if counts.abstained else "could be predicted"
-        why = f"{counts.refused_total} refused, {counts.abstained} abstained on"
+    abstained = counts.abstained + out_of_domain
+    if asked and counts.predicted == abstained:  # every line refused or abstained on: nothing answered
+        what = "was answered" if abstained else "could be predicted"
+        why = f"{counts.refused_total} refused, {abstained} abstained on"
         echo(f"gnnca: error: no line {what} (of {asked} line(s): {why})")
         return 2
     return 0

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from ..errors import InputError
+from .stop import interruptible
 
 BOM = b"\xef\xbb\xbf"
 CHUNK = 1 << 16
@@ -72,6 +73,8 @@ class LineSource:
 
     def _fill(self) -> bool:
         """Read one chunk; false at the end of the input."""
+        if not self._regular:
+            interruptible()  # a pipe or a terminal may keep the read waiting: Ctrl-C must end it
         chunk = os.read(self.fd, CHUNK) if self.fd is not None else self._stream.read(CHUNK)
         if not chunk:
             self._eof = True

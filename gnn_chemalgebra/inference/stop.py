@@ -134,12 +134,28 @@ class StopOnSignals:
         self._raising += 1
         try:
             self._act()
+            interruptible()  # the pool's results are waited for
             yield
         finally:
             self._raising -= 1
 
 
 _ACTIVE: list[StopOnSignals] = []  # the handlers of the running gnnca predict, if any
+
+
+def interruptible() -> None:
+    """Before a wait that may last (a read from a pipe or a terminal, the worker pool's results), while
+    ``gnnca predict``'s handlers are set: the stop signals interrupt system calls again. RDKit's substructure search
+    and tautomer enumeration set a Ctrl-C handler of their own for the call and put the previous one back with
+    SA_RESTART, so the kernel resumed a blocked read or lock after Ctrl-C without Python's handler running
+    (``gnnca predict -`` ignored Ctrl-C until its next input line)."""
+    if not _ACTIVE:  # an embedding application's own handlers are left as they are
+        return
+    for s in STOP_SIGNALS:
+        try:
+            signal.siginterrupt(s, True)  # the handler kept, SA_RESTART cleared
+        except (OSError, ValueError):
+            pass
 
 
 def stop_held() -> AbstractContextManager[None]:

@@ -110,6 +110,17 @@ def test_skip_invalid_with_no_line_answered_exits_2(tmp_path: Path) -> None:
     assert ok.exit_code == 0 and ok.stdout.splitlines()[2]
 
 
+def test_every_line_out_of_domain_is_no_line_answered(tmp_path: Path) -> None:
+    src = tmp_path / "in.txt"
+    src.write_text("{1}F6U.{1}H2O\n{1}Xe.{1}F2\n")  # uranium, xenon: in no training reaction
+    res = runner.invoke(app, ["predict", str(src), "--min-confidence", "0.1"])
+    assert res.exit_code == 2, res.output
+    assert res.stdout == "\n\n" and res.stderr.count("out of domain (element(s) in no training reaction") == 2
+    assert "gnnca: error: no line was answered (of 2 line(s): 0 refused, 2 abstained on)" in res.stderr
+    kept = runner.invoke(app, ["predict", str(src), "--min-confidence", "0.1", "--keep-out-of-domain"])
+    assert kept.exit_code == 0 and all(kept.stdout.splitlines()), kept.output
+
+
 def test_a_draw_folder_that_cannot_be_written_fails_before_any_work(tmp_path: Path) -> None:
     if os.geteuid() == 0:  # root writes a read-only folder: use a read-only file system
         folder = Path("/sys")

@@ -74,3 +74,36 @@ def test_a_signal_during_workers_ends_at_once_with_whole_lines(sig: signal.Signa
     assert f"the first {len(lines)} line(s)" in err
     with pytest.raises(ProcessLookupError):  # no worker outlives the run
         os.killpg(proc.pid, 0)
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_while_waiting_for_input_ends_at_once(sig: signal.Signals, tmp_path: Path) -> None:
+    """``gnnca predict -`` from a pipe or a terminal, waiting for the next line after answering one: RDKit's
+    substructure search had put Python's Ctrl-C handler back with SA_RESTART, so the blocked read resumed and
+    Ctrl-C did nothing until the next input line."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GNNCA_CHECKPOINT", "GNNCA_EDIT_CHECKPOINT")}
+    cmd = [sys.executable, "-m", "gnn_chemalgebra.cli", "predict", "-"]
+    err_file = (tmp_path / "stderr.txt").open("wb")
+    proc = subprocess.Popen(
+        cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err_file, env=env, start_new_session=True
+    )
+    try:
+        proc.stdin.write(b"{1}CC(=O)Cl.{1}NCc1ccccc1\n")  # a SMILES line: RDKit's searches run on it
+        proc.stdin.flush()
+        out = _read_until_first_line(proc.stdout.fileno(), time.monotonic() + 240)
+        time.sleep(0.5)  # blocked in the read of the next line
+        os.kill(proc.pid, sig)  # the stdin pipe stays open: only the signal can end the run
+        started = time.monotonic()
+        code = proc.wait(timeout=20)
+        took = time.monotonic() - started
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+        err_file.close()
+    err = (tmp_path / "stderr.txt").read_text()
+    assert code == 128 + sig and took < 15, err
+    assert out == b"{1}CC(=O)NCc1ccccc1.{1}Cl\n"
+    assert err.strip() == f"gnnca: {sig.name}: prediction stopped; the output holds the first 1 line(s), whole and " + (
+        "in input order"
+    )

@@ -36,8 +36,11 @@ def _lines(data: bytes, max_chars: int = 1000) -> list:
 class EchoPredictor:
     """A stand-in network: writes each source back, so the stream's bookkeeping is what is tested."""
 
+    source = type1 = None  # built in memory: no sidecars, no Type-1 model
+
     def __init__(self, repr: str = "smiles") -> None:
         self.repr, self.vtype, self.batches = repr, 1, []
+        self.source = None  # built in memory: no checkpoint, no sidecars
 
     def predict(self, examples, batch_size=256, beam=1):  # noqa: ANN001, ANN201
         self.batches.append(len(examples))

@@ -31,6 +31,7 @@ class FixedPredictor:
     """A stand-in network writing each source back; the trust fields come from ``annotate``."""
 
     repr, vtype = "formula", 1
+    source = type1 = None  # built in memory: no sidecars, no Type-1 model
 
     def predict(self, examples, batch_size=256, beam=1):  # noqa: ANN001, ANN201
         lines = [".".join(t.mol for t in ex.terms) for ex in examples]  # confidence 0.9 when it holds water
