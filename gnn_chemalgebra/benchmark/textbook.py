@@ -22,7 +22,7 @@ from ..errors import InputError
 from ..inference.options import PredictOptions
 
 STYLE_REPR = {"smiles": "smiles", "formula": "formula", "reaction": "smiles"}
-COUNTS = ("lines", "right", "right_top3", "wrong_confident", "right_abstained", "fallbacks", "refused")
+COUNTS = ("lines", "right", "right_top3", "wrong_confident", "right_abstained", "fallbacks", "refused", "by_rule")
 
 
 @dataclass
@@ -179,6 +179,7 @@ def score_record(row: TextbookReaction, style: str, rec: dict[str, Any] | None, 
         "flagged": confidence < threshold or in_domain is False,
         "fallback": bool(rec.get("fallback")),
         "refused": False,
+        "written_by": rec.get("written_by", "model"),  # the model, or an explicit rule (docs/rules.md)
     }
 
 
@@ -195,6 +196,7 @@ def summarise(records: Sequence[dict[str, Any]]) -> dict[str, int]:
         c["wrong_confident"] += not r["right"] and not r["flagged"]
         c["right_abstained"] += r["right"] and r["flagged"]
         c["fallbacks"] += r["fallback"]
+        c["by_rule"] += r.get("written_by", "model").startswith("rule:")
     return c
 
 
@@ -249,11 +251,11 @@ def textbook_table(res: dict[str, Any]) -> str:
     t = res["settings"]["threshold"]
     head = (
         f"| part | style | lines | right | right in top {k} | wrong, confidence >= {t:g} and in domain "
-        f"| right but flagged (confidence < {t:g} or out of domain) | fallbacks | refused |"
+        f"| right but flagged (confidence < {t:g} or out of domain) | fallbacks | refused | written by a rule |"
     )
-    out = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    out = [head, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for row in res["table"]:
         n = row["lines"]
-        cells = [_pct(row[c], n) for c in COUNTS[1:]]
+        cells = [_pct(row.get(c, 0), n) for c in COUNTS[1:]]
         out.append(f"| {row['part']} | {row['style']} | {n} | " + " | ".join(cells) + " |")
     return "\n".join(out)

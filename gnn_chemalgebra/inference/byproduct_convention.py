@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..algebra.byproducts import ByproductClosure, close_with_byproducts
+from ..algebra.leftover_molecules import close_with_leftover
 from ..algebra.roles import role_class
 from ..chem.bag import Term
 from ..chem.molecule import Repr
@@ -55,12 +56,18 @@ def resolve_byproducts(option: str, input_path: str | None, extent: str = "auto"
 
 def real_closure(reactants: Sequence[str], products: Sequence[str], repr: Repr) -> tuple[str, ...] | None:
     """The real by-products that close ``reactants -> products`` with every reactant consumed (``()``: the
-    products balance alone), or ``None`` when none do."""
+    products balance alone), or ``None`` when none do: the catalogue's (:func:`close_with_byproducts`), else, for
+    SMILES with products, the reactants' own leftover as one molecule (:func:`close_with_leftover`)."""
     try:
         got = close_with_byproducts(reactants, products, repr=repr)
+        if got.ok and not got.spectators:
+            return got.byproducts
+        if repr != "smiles" or not products:
+            return None
+        piece = close_with_leftover(reactants, products)  # a piece of a reactant, or a spent reagent
     except ChemAlgebraError:
         return None
-    return got.byproducts if got.ok and not got.spectators else None
+    return None if piece is None else piece.species[len(dict.fromkeys(reactants)) + len(dict.fromkeys(products)) :]
 
 
 def merged(made: Sequence[tuple[str, int]]) -> list[tuple[str, int]]:

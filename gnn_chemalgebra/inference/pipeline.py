@@ -5,6 +5,7 @@
     featurise     run.py          to_example with the model's representation and line type -> BagExample
     model, decode predictor.py    a LinePredictor (GNN, ensemble, GNN pair, Transformer) -> Prediction
     trust         trust_stage.py  TrustStage: calibrated confidence, in-domain fields, top_k, conformal sets
+    rules         rules_stage.py  a user's line an explicit rule covers is written by the rule
     write         output.py       text, --columns, --coverage or --json lines (Prediction.to_json at the edge)
 
 :class:`Pipeline` drives them: the stream gives out a batch, the pipeline predicts it and hands the outcomes
@@ -25,6 +26,7 @@ from ..io import checkpoint_paths
 from .byproduct_convention import resolve_byproducts
 from .options import Demands, PredictOptions, limits_of
 from .prediction import LinePredictor, Prediction
+from .rules_stage import rule_predictions, rules_apply
 from .run import default_checkpoint, line_vtype, to_example
 from .source import RawLine
 from .stream import Batch, LineStream, Outcome, StreamSpec
@@ -48,6 +50,7 @@ class Models:
         self.opts, self.extent = opts, extent
         # the by-product convention: benchmark for a benchmark source file or --extent bayes, else chemist
         self.byproducts = resolve_byproducts(opts.byproducts, None if opts.input == "-" else opts.input, opts.extent)
+        self.rules = rules_apply(self.byproducts, None if opts.input == "-" else opts.input)  # a user's lines
         self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
         self.second_opinion, self.after_load = second_opinion, after_load
         self.explicit = opts.checkpoint is not None or bool(os.environ.get("GNNCA_CHECKPOINT"))
@@ -60,6 +63,7 @@ class Models:
         """A model already loaded, for every line (:func:`~.predict_command.predict_lines`)."""
         models = cls(opts, opts.extent)  # nothing is loaded: the extent rule is the model's own
         models._given, models.explicit = predictor, True
+        models.rules = False  # the model's own lines (the benchmark stages, tests of a model)
         return models
 
     def load(self, path: str) -> LinePredictor:
@@ -213,6 +217,8 @@ class Pipeline:
             ex, pred = next(done)
             results.append(pred.placed(item.out.line, format_bag(ex.terms), ex.cset, ex.vtype))
         self.trust.annotate(model, [r for r in results if isinstance(r, Prediction)])
+        if self.models.rules:  # a user's line that an explicit rule covers is written by the rule
+            rule_predictions([r for r in results if isinstance(r, Prediction)], model.repr)
         return results
 
     def _note_unequal(self, ex: BagExample) -> None:

@@ -172,6 +172,7 @@ class Prediction:
     not_covered: list[str] = field(default_factory=list)
     given_roles: bool = False
     given_products: list[str] = field(default_factory=list)
+    given_reagents: list[str] = field(default_factory=list)  # a reaction line's molecules between the arrows
     equation: str | None = None
     byproduct_convention: str = "benchmark"
     byproduct_note: str | None = None
@@ -186,6 +187,10 @@ class Prediction:
     # the later stages'
     trust: TrustFields | None = None
     sets: SetFields | None = None
+    # the rules stage's (a user's line only, :mod:`.rules_stage`): who wrote the line, and the model's own
+    written_by: str | None = None
+    model_prediction: str | None = None
+    model_confidence: float | None = None
 
     @classmethod
     def of_line(cls, line: str, confidence: float | None = None) -> Prediction:
@@ -224,6 +229,10 @@ class Prediction:
             out["set_size"] = None if members is None else len(members)
             if self.sets.note is not None:
                 out["conformal_note"] = self.sets.note
+        if self.written_by is not None:
+            out["written_by"] = self.written_by
+        if self.model_prediction is not None:
+            out.update(model_prediction=self.model_prediction, model_confidence=self.model_confidence)
         return out
 
     def _beam_json(self) -> list[JsonObject]:
@@ -274,6 +283,7 @@ class Prediction:
             not_covered=self.not_covered,
             given_roles=self.given_roles,
             given_products=self.given_products,
+            **({"given_reagents": self.given_reagents} if self.given_roles else {}),
             equation=self.equation,
             byproduct_convention=self.byproduct_convention,
         )

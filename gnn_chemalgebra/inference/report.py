@@ -88,6 +88,7 @@ def build_record(
         # a reaction line's sides fix its roles; with given products the line is completed around them
         given_roles=sides is not None,
         given_products=list(sides.products) if sides is not None else [],
+        given_reagents=list(sides.reagents) if sides is not None else [],
         equation=res.equation,
         byproduct_convention=res.convention,  # which by-product convention wrote the line (benchmark / chemist)
         byproduct_note=res.convention_note,

@@ -40,12 +40,15 @@ def _rec(prediction: str, confidence: float, in_domain: bool | None = True, **mo
         (_rec("{1}H2O.{1}C4H8O2", 0.9), "formula", {"right": 1, "right_top3": 1}),
         (_rec("{1}C2H4O2.{1}C2H6O", 0.0, fallback=True), "formula", {"fallbacks": 1}),
         ({"error": "line 1: bad"}, "smiles", {"refused": 1}),
+        (_rec(RIGHT, 0.9, written_by="rule:fischer_esterification"), "smiles",
+         {"right": 1, "right_top3": 1, "by_rule": 1}),
+        (_rec(RIGHT, 0.9, written_by="model"), "smiles", {"right": 1, "right_top3": 1}),
     ],
 )  # fmt: skip
 def test_a_line_is_judged(rec: dict, style: str, counts: dict[str, int]) -> None:
     got = summarise([score_record(ROW, style, rec, 0.6)])
     assert got == {"lines": 1, "right": 0, "right_top3": 0, "wrong_confident": 0, "right_abstained": 0,
-                   "fallbacks": 0, "refused": 0} | counts  # fmt: skip
+                   "fallbacks": 0, "refused": 0, "by_rule": 0} | counts  # fmt: skip
 
 
 @pytest.mark.unit
