@@ -130,3 +130,17 @@ def test_min_confidence_abstains_out_of_domain_unless_kept(indexed: Path, tmp_pa
     assert code == 0 and all(out) and "out of domain" not in err
     code, _, err = _run(["predict", *base, "--keep-out-of-domain"])
     assert code == 2 and "--keep-out-of-domain goes with --min-confidence" in err
+
+
+@pytest.mark.integration
+def test_the_bundled_models_give_sets_without_conformal() -> None:
+    """The bundled checkpoints carry their conformal sidecars: ``--coverage`` works out of the box, formula and
+    SMILES lines alike, and each set is listed, sha256 and all, in the folder's checksums."""
+    listed = json.loads((BUNDLED / "checksums.json").read_text())["files"]
+    for name in ("gnn_default.pt", "gnn_smiles_default.pt"):
+        assert f"{name}.conformal.json" in listed
+    for line in ("{1}C2H3ClO.{1}C7H9N", "{1}CC(=O)Cl.{1}NCc1ccccc1"):
+        res = CliRunner().invoke(app, ["predict", "-", "--extent", "bayes", "--coverage", "0.9", "--json"], input=line)
+        assert res.exit_code == 0, res.stderr
+        (rec,) = [json.loads(x) for x in res.stdout.splitlines()]
+        assert rec["set_size"] >= 1 and rec["prediction_set"][0]["prediction"] == rec["prediction"]
