@@ -127,6 +127,7 @@ def test_scoring_without_a_calibration_is_one_line(built_small: Path, tmp_path: 
     assert "no calibration beside the checkpoint" in res.output and "Traceback" not in res.output
 
 
+@pytest.mark.integration
 def test_shifted_validation_files_join_the_fit_and_a_wrong_folder_is_one_line(tmp_path: Path) -> None:
     from gnn_chemalgebra.benchmark.calibration import fit_sets
 

@@ -52,7 +52,7 @@ def test_the_split_holds_the_novel_scaffolds(experiment, built_small: Path, tmp_
         train |= {mod.scaffold(m) for m, v in json.loads(line)["nu"] if v > 0}
     train.add(mod.scaffold(first))
     want = [m["rxn"] for m in metas if (s := mod.scaffold(mod.main_product(m["nu"]) or "")) and s not in train]
-    assert manifest["kept"] == len(want) > 0 and metas[0]["rxn"] not in want
+    assert manifest["test_scaffold"]["kept"] == len(want) > 0 and metas[0]["rxn"] not in want
     for v in mod.VARIANTS:
         d = out / f"ChemAlgebra_{v}"
         kept = [json.loads(x)["rxn"] for x in (d / "meta-test_scaffold.jsonl").open()]
