@@ -80,7 +80,7 @@ def test_the_bundled_folder_is_compact_listed_and_its_sidecars_bound() -> None:
     names = sorted(p.name for p in BUNDLED.glob("*.pt"))
     assert names == ["edit_default.pt", "gnn_default.pt", "gnn_smiles_default.pt", "gnn_type1_default.pt"]
     listed = json.loads((BUNDLED / CHECKSUMS).read_text())["files"]
-    shipped = names + sorted(p.name for p in BUNDLED.glob("*.trust.*"))
+    shipped = names + sorted(p.name for p in [*BUNDLED.glob("*.trust.*"), *BUNDLED.glob("*.conformal.json")])
     assert sorted(listed) == sorted(shipped)
     assert all(listed[n]["sha256"] == sha256_file(BUNDLED / n) for n in shipped), "run gnnca bench compact"
     for name in names:
