@@ -65,7 +65,9 @@ MOLECULES: tuple[str, ...] = ("O", "O=O", "[H][H]", "O=C=O", "N#N", "O=S=O", "Cl
 NEUTRAL_ANION_PARTS = {"[OH-]": "O", "[O-2]": "O"}
 
 
+@lru_cache(maxsize=4096)
 def _canon(smiles: str) -> str:
+    """Canonical SMILES; cached, since the rules compare every molecule of a line with the same constant species."""
     got = try_canonical(smiles)
     if got is None:
         raise ChemAlgebraError(f"not a molecule: {smiles!r}")
@@ -118,6 +120,7 @@ def metal_of(smiles: str) -> tuple[str, int] | None:
     return atom.GetSymbol(), atom.GetFormalCharge()
 
 
+@lru_cache(maxsize=1024)
 def covalent_salt(metal: str, charge: int, anion: str) -> tuple[str, int, int]:
     """The covalent SMILES of the salt of ``metal`` (ion charge ``charge``) and ``anion`` as the textbook writes
     a precipitate or an oxide (``Cl[Ag]``, ``O=S1(=O)O[Ba]O1``, ``[Ca]=O``), with how many metal ions and anions it
@@ -163,8 +166,7 @@ def ionised(smiles: str) -> tuple[str, str] | None:
     if len(metals) != 1 or mol.GetNumAtoms() < 2:
         return None
     (metal,) = metals
-    known = {_canon(a) for a in ANIONS}
-    for anion in known:
+    for anion in {_canon(a) for a in ANIONS}:
         try:
             salt, _, _ = covalent_salt(metal, ION_CHARGE[metal], anion)
         except ChemAlgebraError:
