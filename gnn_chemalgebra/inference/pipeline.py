@@ -49,8 +49,9 @@ class Models:
 
         self.opts, self.extent = opts, extent
         # the by-product convention: benchmark for a benchmark source file or --extent bayes, else chemist
-        self.byproducts = resolve_byproducts(opts.byproducts, None if opts.input == "-" else opts.input, opts.extent)
-        self.rules = rules_apply(self.byproducts, None if opts.input == "-" else opts.input)  # a user's lines
+        path = None if opts.input == "-" else opts.input
+        self.byproducts = resolve_byproducts(opts.byproducts, path, opts.extent)
+        self.rules = rules_apply(self.byproducts, path)  # a user's lines
         self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
         self.second_opinion, self.after_load = second_opinion, after_load
         self.explicit = opts.checkpoint is not None or bool(os.environ.get("GNNCA_CHECKPOINT"))
@@ -216,9 +217,10 @@ class Pipeline:
                 continue
             ex, pred = next(done)
             results.append(pred.placed(item.out.line, format_bag(ex.terms), ex.cset, ex.vtype))
-        self.trust.annotate(model, [r for r in results if isinstance(r, Prediction)])
+        preds = [r for r in results if isinstance(r, Prediction)]
+        self.trust.annotate(model, preds)
         if self.models.rules:  # a user's line that an explicit rule covers is written by the rule
-            rule_predictions([r for r in results if isinstance(r, Prediction)], model.repr)
+            rule_predictions(preds, model.repr)
         return results
 
     def _note_unequal(self, ex: BagExample) -> None:
