@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..chem.bag import parse_bag
+from ..chem.bag import bag_from_counts, format_bag, parse_bag
 from ..errors import ChemAlgebraError
 
 
@@ -52,7 +52,7 @@ def line_at(src: list[tuple[str, int]], nu: Mapping[str, int], x: int) -> str | 
     terms = [(m, c + x * nu.get(m, 0)) for m, c in src] + [(m, x * v) for m, v in nu.items() if m not in have]
     if any(c < 0 for _, c in terms):
         return None
-    return ".".join(f"{{{c}}}{m}" for m, c in terms if c)
+    return format_bag(bag_from_counts(terms))
 
 
 def extent_alternatives(rec: Mapping[str, Any], confidence: float) -> list[tuple[str, float]]:
