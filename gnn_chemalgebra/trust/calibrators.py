@@ -1,14 +1,21 @@
-"""Which model reads a line (calibration kinds, by name in one registry) and :class:`Calibrator`, one model per kind.
+"""Which model reads a line (calibration kinds, by name in one registry), which calibrator each kind fits (by name
+in another), and :class:`Calibrator`, one model per kind.
 
 A sidecar stores each kind's model under the kind's stored key (the number it has always used), so sidecars
-written before the kinds had names read the same.
+written before the kinds had names read the same. A model's JSON names its calibrator (``"calibrator"``); one
+without the field is a ``linear`` one (every sidecar written before there was a choice).
+
+Calibrators (:data:`CALIBRATORS`): ``linear``, the logistic regression of :mod:`.linear`; ``isotonic``, the
+same score through a monotone map fitted on held-out scores (:mod:`.monotone`), which Type-2 lines fit: fitted on
+in-distribution and shifted lines together, the linear shape alone is miscalibrated on both
+(``experiments/shift.md``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -23,6 +30,50 @@ from .features import (
     second_opinion_agrees,
 )
 from .linear import LinearModel
+from .monotone import IsotonicModel
+
+
+class ConfidenceModel(Protocol):
+    """What a calibrator fits: a probability per feature row, and its JSON."""
+
+    def predict(self, X: np.ndarray) -> np.ndarray: ...
+
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class CalibratorKind:
+    """A calibrator chosen by name: how it is fitted (rows, 0/1 outcomes, L2 inverse strength) and read back."""
+
+    name: str
+    fit: Callable[[np.ndarray, np.ndarray, float], ConfidenceModel]
+    from_json: Callable[[Mapping[str, Any]], ConfidenceModel]
+
+
+CALIBRATORS: dict[str, CalibratorKind] = {}
+
+
+def register_calibrator(c: CalibratorKind) -> str:
+    if c.name in CALIBRATORS:
+        raise ValueError(f"calibrator {c.name!r} is registered twice")
+    CALIBRATORS[c.name] = c
+    return c.name
+
+
+LINEAR = register_calibrator(CalibratorKind("linear", LinearModel.fit, LinearModel.from_json))
+ISOTONIC = register_calibrator(CalibratorKind("isotonic", IsotonicModel.fit, IsotonicModel.from_json))
+
+
+def calibrator_named(name: str) -> CalibratorKind:
+    """The calibrator registered as ``name``; one line when there is none."""
+    if name not in CALIBRATORS:
+        raise InputError(f"unknown calibrator {name!r} (known: {', '.join(sorted(CALIBRATORS))})")
+    return CALIBRATORS[name]
+
+
+def model_from_json(d: Mapping[str, Any]) -> ConfidenceModel:
+    """A stored model, read by the calibrator its JSON names (``linear`` when it names none)."""
+    return calibrator_named(str(d.get("calibrator", LINEAR))).from_json(d)
 
 
 @dataclass(frozen=True)
@@ -34,6 +85,7 @@ class CalibrationKind:
     what: str  # the lines it reads, for messages
     reads_instead: str | None = None  # the kind whose model reads these lines when this one has none
     second_opinion: bool = False  # its model reads :data:`~.features.SECOND_OPINION_FEATURE` too
+    calibrator: str = LINEAR  # the calibrator a fit uses for this kind (:data:`CALIBRATORS`)
 
 
 KINDS: dict[str, CalibrationKind] = {}
@@ -47,7 +99,7 @@ def register_kind(kind: CalibrationKind) -> CalibrationKind:
 
 
 TYPE1 = register_kind(CalibrationKind("type1", 1, "Type-1 lines")).name
-TYPE2 = register_kind(CalibrationKind("type2", 2, "Type-2 lines")).name
+TYPE2 = register_kind(CalibrationKind("type2", 2, "Type-2 lines", calibrator=ISOTONIC)).name
 # a Type-2 line written with the limiting extent (a chemist's amounts): another line than the Bayes rule writes,
 # right when its roles and by-products are (the gold reaction at the limiting extent)
 LIMITING = register_kind(
@@ -102,10 +154,11 @@ def raw_confidence(rec: Mapping[str, Any]) -> float:
 
 @dataclass
 class Calibrator:
-    """One :class:`LinearModel` per calibration kind for the written line (keyed by kind name, in stored order),
-    one for the alternatives, and what they were fitted on (files, lines, exact-match rate)."""
+    """One model per calibration kind for the written line (its kind's calibrator; keyed by kind name, in stored
+    order), one :class:`LinearModel` for the alternatives, and what they were fitted on (files, lines, exact-match
+    rate)."""
 
-    top: dict[str, LinearModel]
+    top: dict[str, ConfidenceModel]
     alt: LinearModel | None = None
     fitted_on: dict[str, Any] = field(default_factory=dict)
 
@@ -151,6 +204,6 @@ class Calibrator:
     def from_json(cls, d: Mapping[str, Any]) -> Calibrator:
         if list(d.get("features", [])) != list(FEATURES) or list(d.get("alt_features", [])) != list(ALT_FEATURES):
             raise InputError("calibration sidecar was written for other features; fit it again")
-        top = {kind_of_stored(k): LinearModel.from_json(v) for k, v in d["top"].items()}
+        top = {kind_of_stored(k): model_from_json(v) for k, v in d["top"].items()}
         alt = None if d.get("alt") is None else LinearModel.from_json(d["alt"])
         return cls(top, alt, dict(d.get("fitted_on", {})))

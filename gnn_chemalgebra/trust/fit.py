@@ -13,7 +13,15 @@ from typing import Any
 import numpy as np
 
 from ..errors import InputError
-from .calibrators import KINDS, Calibrator, by_stored_order, calibration_kind, model_kind
+from .calibrators import (
+    KINDS,
+    Calibrator,
+    ConfidenceModel,
+    by_stored_order,
+    calibration_kind,
+    calibrator_named,
+    model_kind,
+)
 from .candidates import candidate_lines
 from .coefficients import CoefficientRule, fit_rule
 from .domain import DomainIndex
@@ -29,16 +37,18 @@ def fit_calibrator(
     repr: str = "formula",
     C: float = 1.0,
     fitted_on: Mapping[str, Any] | None = None,
+    calibrators: Mapping[str, str] | None = None,
 ) -> Calibrator:
     """Fit on validation records and their exact-match outcomes (never on test lines). ``beam_labels``: per
     record, the outcome of each beam entry (for the alternatives' model; records need a beam > 1). A kind whose
     lines are all right (or all wrong) gets no model of its own: it reads another kind's, marked
     ``calibrated: false``. Type-1 records with a second opinion fit the Type-1 model (without it) and the
-    second-opinion model (with it)."""
+    second-opinion model (with it). Each kind fits its registered calibrator
+    (:attr:`~.calibrators.CalibrationKind.calibrator`) unless ``calibrators`` names another for it."""
     y = np.asarray(labels, dtype=int)
     if len(records) != len(y):
         raise InputError(f"{len(records)} records but {len(y)} labels")
-    top: dict[str, LinearModel] = {}
+    top: dict[str, ConfidenceModel] = {}
     info: dict[str, Any] = dict(fitted_on or {})
     per_kind: dict[str, Any] = {}
     kinds = {calibration_kind(r) for r in records} | {model_kind(r) for r in records}
@@ -50,7 +60,9 @@ def fit_calibrator(
             per_kind[stored]["fitted"] = False
             continue
         X = np.array([record_features(records[i], KINDS[kind].second_opinion) for i in idx])
-        top[kind] = LinearModel.fit(X, y[idx], C)
+        name = (calibrators or {}).get(kind, KINDS[kind].calibrator)
+        top[kind] = calibrator_named(name).fit(X, y[idx], C)
+        per_kind[stored]["calibrator"] = name
     if not top:  # no kind has both outcomes: nothing to calibrate
         what = "all right" if y.all() else "all wrong" if not y.any() else "all right or all wrong per line type"
         raise InputError(f"cannot fit a calibration on {len(y)} lines that are {what}")

@@ -15,7 +15,9 @@ from ..errors import InputError
 from ..io import atomic_write_bytes, atomic_write_json, relist_checksums
 from .features import ALT_FEATURES, FEATURES
 
-FORMAT = 1  # the sidecar format this version writes and the newest it reads; a file without the field is format 1
+# the sidecar format this version writes and the newest it reads; a file without the field is format 1.
+# 2: a calibration model may name its calibrator (``"calibrator": "isotonic"``); format 1 models are all linear
+FORMAT = 2
 
 
 def sidecar_paths(checkpoint: str | Path) -> tuple[Path, Path]:
