@@ -84,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--retrust", type=Path, help="annotate the records again with the sidecars beside this checkpoint (top-k 5)"
     )
+    ap.add_argument("--write-records", type=Path, help="with --retrust: write the annotated records (JSON lines)")
     args = ap.parse_args(argv)
     from gnn_chemalgebra.inference.conformal import ConformalTable, annotate_sets
     from gnn_chemalgebra.io import read_lines, sha256_file
@@ -98,6 +99,8 @@ def main(argv: list[str] | None = None) -> int:
         if sidecars is None:
             raise SystemExit(f"no calibration sidecars beside {args.retrust}")
         sidecars.annotate_many(records, args.top_k)
+        if args.write_records is not None:  # annotated once, read again by other rows (no --retrust there)
+            args.write_records.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     for path, inside in ((args.drop_meta, False), (args.keep_meta, True)):
         if path is None:  # e.g. test_in without (or with only) the reactions of a shifted split
             continue

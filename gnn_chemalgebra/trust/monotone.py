@@ -49,7 +49,9 @@ class MonotoneMap:
     @classmethod
     def fit(cls, scores: np.ndarray, y: np.ndarray) -> MonotoneMap:
         """Isotonic regression of the 0/1 outcomes ``y`` on ``scores``; one knot per block of equal value, at the
-        block's mean score (blocks' values strictly increase, so the knots do)."""
+        block's mean score (blocks' values strictly increase, so the knots do). An end block whose lines were all
+        wrong (all right) says ``1 / (n + 2)`` (``(n + 1) / (n + 2)``) rather than a certain 0 (1): ``n`` lines
+        without a miss do not make a line certain."""
         from sklearn.isotonic import IsotonicRegression
 
         s = np.asarray(scores, dtype=float)
@@ -59,7 +61,13 @@ class MonotoneMap:
         starts = np.flatnonzero(np.r_[True, np.diff(fitted) != 0])
         ends = np.r_[starts[1:], len(s)]
         xs = [float(s[a:b].mean()) for a, b in zip(starts, ends, strict=True)]
-        return cls(xs, [float(fitted[a]) for a in starts])
+        ys = [float(fitted[a]) for a in starts]
+        n_first, n_last = int(ends[0] - starts[0]), int(ends[-1] - starts[-1])
+        if ys[-1] >= 1.0:
+            ys[-1] = max((n_last + 1) / (n_last + 2), ys[-2] if len(ys) > 1 else 0.0)
+        if ys[0] <= 0.0:
+            ys[0] = min(1 / (n_first + 2), ys[1] if len(ys) > 1 else 1.0)
+        return cls(xs, ys)
 
 
 @dataclass

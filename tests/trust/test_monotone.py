@@ -78,6 +78,14 @@ def test_the_map_is_fitted_on_held_out_scores_not_the_linear_models_own() -> Non
     assert expected_calibration_error(iso.predict(Xt), yt) < expected_calibration_error(lin.predict(Xt), yt) - 0.05
 
 
+def test_end_blocks_without_a_miss_are_not_certain() -> None:
+    m = MonotoneMap.fit(np.array([0.1, 0.2, 0.3, 0.5, 0.6, 0.8, 0.9, 0.95]), np.array([0, 0, 0, 1, 0, 1, 1, 1]))
+    assert m.y == pytest.approx([1 / 5, 0.5, 4 / 5])  # 3 wrong, then 1 of 2, then 3 right
+    assert m(np.array([0.0, 1.0])).tolist() == pytest.approx([0.2, 0.8])
+    one = MonotoneMap.fit(np.array([0.2, 0.4]), np.array([1, 1]))
+    assert one.y == pytest.approx([3 / 4])
+
+
 def test_map_knots_are_checked_and_read_by_interpolation() -> None:
     m = MonotoneMap([0.2, 0.6], [0.1, 0.5])
     assert m(np.array([0.0, 0.4, 1.0])).tolist() == pytest.approx([0.1, 0.3, 0.5])

@@ -61,7 +61,7 @@ def test_a_sidecar_without_the_field_reads_as_format_1(tmp_path: Path) -> None:
 def test_the_bundled_sidecars_read_with_named_kinds(name: str) -> None:
     d = json.loads(sidecar_paths(BUNDLED / name)[0].read_text())
     trust = Trust.load_for(BUNDLED / name)
-    assert trust is not None and d["format"] == 1
+    assert trust is not None and d["format"] == FORMAT
     assert [KINDS[k].stored for k in trust.calibrator.top] == [int(k) for k in d["calibrator"]["top"]]
     assert trust.calibrator.to_json() == d["calibrator"]  # read and written back unchanged
 
