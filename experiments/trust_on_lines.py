@@ -85,6 +85,11 @@ def main(argv: list[str] | None = None) -> int:
         "--retrust", type=Path, help="annotate the records again with the sidecars beside this checkpoint (top-k 5)"
     )
     ap.add_argument("--write-records", type=Path, help="with --retrust: write the annotated records (JSON lines)")
+    ap.add_argument(
+        "--keep-domain",
+        action="store_true",
+        help="with --retrust: keep the records' in-domain fields (annotated with the same in-domain index)",
+    )
     args = ap.parse_args(argv)
     from gnn_chemalgebra.inference.conformal import ConformalTable, annotate_sets
     from gnn_chemalgebra.io import read_lines, sha256_file
@@ -98,7 +103,7 @@ def main(argv: list[str] | None = None) -> int:
         sidecars = Trust.load_for(args.retrust)
         if sidecars is None:
             raise SystemExit(f"no calibration sidecars beside {args.retrust}")
-        sidecars.annotate_many(records, args.top_k)
+        sidecars.annotate_many(records, args.top_k, domain=not args.keep_domain)
         if args.write_records is not None:  # annotated once, read again by other rows (no --retrust there)
             args.write_records.write_text("".join(json.dumps(r) + "\n" for r in records), encoding="utf-8")
     for path, inside in ((args.drop_meta, False), (args.keep_meta, True)):
