@@ -15,6 +15,13 @@ in-distribution and shifted validation lines together (``valid`` and ``valid_out
 run reads it). ``--test NAME=RECORDS`` scores, after the validation folds, a model fitted on all the validation
 lines on test records (``gnnca predict --json`` output; ``test_in`` / ``test_out`` in NAME picks the target
 file; ``test_scaffold`` keeps the test_in records of the scaffold split).
+
+``--oracle`` adds, per set, what ranking any confidence could reach when the extent is the only thing left
+unknown: an oracle that knows whether the written roles are right (the target is the written roles at one of the
+extents of the posterior) and states the extent posterior's share of the written extent when they are, 0 when
+they are not. Its expected AUROC (outcomes drawn from those probabilities) bounds from above the AUROC of any
+confidence read from the input, whose information is less; its realised AUROC and ECE say whether the
+posterior itself is calibrated.
 """
 
 from __future__ import annotations
@@ -52,6 +59,39 @@ def beam_margin(w) -> float:
 CANDIDATES = {"beam_entropy": beam_entropy, "beam_margin": beam_margin}
 
 
+def expected_auroc(q: np.ndarray) -> float:
+    """The AUROC expected when each line is right with probability ``q`` (ties count one half)."""
+    vals, inv = np.unique(q, return_inverse=True)
+    pos = np.bincount(inv, weights=q)
+    neg = np.bincount(inv, weights=1 - q)
+    below = np.cumsum(neg) - neg
+    return float(((pos * below).sum() + 0.5 * (pos * neg).sum()) / (pos.sum() * neg.sum()))
+
+
+def oracle(records: list[dict], y: np.ndarray, targets: list[str], repr: str) -> dict:
+    """The extent-only oracle of ``--oracle`` on records and their targets."""
+    from gnn_chemalgebra.benchmark.calibration import exact_labels
+    from gnn_chemalgebra.evaluation.calibration import auroc, expected_calibration_error
+    from gnn_chemalgebra.trust.extents import _change, line_at
+
+    q = np.zeros(len(records))
+    roles_right = np.zeros(len(records), dtype=bool)
+    for i, (r, t) in enumerate(zip(records, targets, strict=True)):
+        ok = bool(y[i])
+        got = None if ok or r.get("fallback") else _change(r)
+        if got is not None:
+            lines = [x for x in (line_at(*got, int(c)) for c in r.get("extent_candidates") or []) if x]
+            ok = bool(lines) and any(exact_labels(lines, [t] * len(lines), repr))
+        roles_right[i] = ok
+        q[i] = max(r.get("extent_posterior") or [1.0]) if ok else 0.0
+    return {
+        "roles_right": round(float(roles_right.mean()), 4),
+        "expected_AUROC": round(expected_auroc(q), 4),
+        "AUROC": round(auroc(q, y), 4),
+        "ECE": round(expected_calibration_error(q, y), 4),
+    }
+
+
 def capped(records: list[dict], p: np.ndarray) -> np.ndarray:
     """As annotate does: a line where nothing happens (or a fallback) stays at its own evidence."""
     p = p.copy()
@@ -74,6 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--feature", action="append", default=[], choices=sorted(CANDIDATES))
     ap.add_argument("--test", action="append", default=[], help="NAME=RECORDS (test_in, test_scaffold, test_out)")
+    ap.add_argument("--oracle", action="store_true", help="the extent-only oracle's AUROC per set")
     args = ap.parse_args(argv)
     from gnn_chemalgebra.benchmark.calibration import exact_labels
     from gnn_chemalgebra.evaluation.calibration import auroc, expected_calibration_error
@@ -115,8 +156,8 @@ def main(argv: list[str] | None = None) -> int:
             keep = {json.loads(x)["rxn"] for x in (args.shifted / name / "meta-test_scaffold.jsonl").open()}
             trx = [json.loads(x)["rxn"] for x in (args.built / name / f"meta-{split}.jsonl").open()]
             recs = [r for r in recs if trx[r["line"] - 1] in keep]
-        yt = exact_labels([r["prediction"] for r in recs], [tgt[r["line"] - 1] for r in recs], repr)
-        tests[tname] = (recs, np.array(yt, dtype=int))
+        tl = [tgt[r["line"] - 1] for r in recs]
+        tests[tname] = (recs, np.array(exact_labels([r["prediction"] for r in recs], tl, repr), dtype=int), tl)
     for cal in args.calibrator or ["linear", "isotonic"]:
         p = np.zeros(len(records))
         for k in range(args.folds):
@@ -131,10 +172,14 @@ def main(argv: list[str] | None = None) -> int:
         }
         if tests:
             model = fit_calibrator(records, y.tolist(), calibrators={TYPE2: cal})
-            for tname, (recs, yt) in tests.items():
+            for tname, (recs, yt, _) in tests.items():
                 pt = capped(recs, model.confidence(recs)[0])
                 out[cal][tname] = {"lines": len(recs), "ECE": round(expected_calibration_error(pt, yt), 4),
                                    "AUROC": round(auroc(pt, yt), 4)}  # fmt: skip
+    if args.oracle:
+        tgt_out = (args.shifted / name / "tgt-valid_out.txt").read_text(encoding="utf-8").splitlines()
+        sets = {"valid_out": (parts["valid_out"][0], parts["valid_out"][1], tgt_out)} | tests
+        out["oracle"] = {k: oracle(recs, yy, tl, repr) for k, (recs, yy, tl) in sets.items()}
     print(json.dumps(out, indent=1))
     return 0
 
