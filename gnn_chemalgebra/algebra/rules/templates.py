@@ -172,7 +172,7 @@ TEMPLATES: tuple[Template, ...] = CARBON_TEMPLATES + (
         f"{PARA_TO_DONOR}.[N+:2](=[O:3])([O-:4])[OH:5]>>[c:1][N+:2](=[O:3])[O-:4].[O:5]",
         ("nitric_acid",),
         (variant("OS(=O)(=O)O"),),
-        ("[NX3;H2]", "[OX2H]"),
+        ("[NX3;H2]", "[OX2H]", *ELECTROPHILES),
     ),
     Template(
         "aromatic_bromination",
@@ -180,7 +180,7 @@ TEMPLATES: tuple[Template, ...] = CARBON_TEMPLATES + (
         f"{PARA_TO_DONOR}.[Br:2][Br:3]>>[c:1][Br:2].[Br:3]",
         ("bromine",),
         (variant("Br[Fe](Br)Br"), variant()),
-        ("[NX3;H2]", "[OX2H]", "C=C", "C#C"),
+        ("[NX3;H2]", "[OX2H]", "C=C", "C#C", *ELECTROPHILES),
     ),
     Template(
         "friedel_crafts_acylation",
@@ -298,7 +298,7 @@ TEMPLATES: tuple[Template, ...] = CARBON_TEMPLATES + (
     Template(
         "cbz_removal",
         "hydrogenolysis of Cbz and benzyl groups",
-        "[NX3:1][C:2](=[O:3])[O:4][CH2:5][c:6]>>[N:1].[O:3]=[C:2]=[O:4].[C:5][c:6]",
+        "[NX3:1][C:2](=[O:3])[O:4][CH2:5][c;$(c1[cH][cH][cH][cH][cH]1):6]>>[N:1].[O:3]=[C:2]=[O:4].[C:5][c:6]",
         (),
         H2_PD,
         ("C=C", "C#C", "[N+](=O)[O-]", "N=[N+]=[N-]", "[OX2;!$(OC=O)][CH2]c1ccccc1"),
@@ -325,7 +325,7 @@ TEMPLATES: tuple[Template, ...] = CARBON_TEMPLATES + (
     Template(
         "benzyl_removal",
         "hydrogenolysis of Cbz and benzyl groups",
-        "[OX2;$(O[#6]);!$(OC=O):1][CH2:2][c:3]>>[O:1].[C:2][c:3]",
+        "[OX2;$(O[#6]);!$(OC=O):1][CH2:2][c;$(c1[cH][cH][cH][cH][cH]1):3]>>[O:1].[C:2][c:3]",
         (),
         H2_PD,
         ("C=C", "C#C", "[N+](=O)[O-]", "N=[N+]=[N-]", "C(=O)OCc1ccccc1"),

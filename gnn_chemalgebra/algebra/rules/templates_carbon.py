@@ -229,7 +229,7 @@ CARBON_TEMPLATES: tuple[Template, ...] = (
         "Grignard addition",
         f"{CARBONYL}.[#6:3][Mg:4][Cl,Br,I:5].[OH2:6]>>[C:1]([*:3])-[O:2].[O:6][Mg:4][*:5]",
         ("grignard", "water"),
-        forbid=ACIDIC_H + ("[CX3](=O)[O,N,Cl]", "C#N", "C1OC1", "[N+](=O)[O-]"),
+        forbid=ACIDIC_H + ("[CX3](=O)[O,N,Cl]", "C#N", "C1OC1", "[N+](=O)[O-]", "[CX4][Br,I]"),
         solvents=SOLVENTS["ether"][:2],
     ),
     Template(
