@@ -3,7 +3,8 @@
 Each reaction template of :mod:`gnn_chemalgebra.algebra.rules.templates` (RDKit reaction SMARTS for the
 undergraduate organic classes, with the reagents a chemist writes and the real by-products) is applied to the
 molecules of a benchmark build's training reactions (:mod:`.template_inputs`), in an order drawn from the seed,
-until ``per_class`` reactions of that template are written. A substrate gives a reaction only when:
+until its share of ``per_class`` is written (the templates of one class, e.g. the five alcohol oxidations, share
+it equally). A substrate gives a reaction only when:
 
 - its site matches and no group the conditions would also touch is present (else counted ``forbidden_group``);
 - every match gives the same products (one unambiguous site; else ``ambiguous``) and they sanitise;
@@ -147,6 +148,12 @@ def generate(item: tuple[str, int, int]) -> tuple[str, list[dict[str, Any]], dic
     return name, records, {"class": t.cls, **dict(sorted(counts.items())), "screened_out": dict(screened)}
 
 
+def quota(t: Template, per_class: int) -> int:
+    """Reactions one template may write: ``per_class`` shared by the templates of its class (rounded up)."""
+    n = sum(1 for u in TEMPLATES if u.cls == t.cls)
+    return -(-per_class // n)
+
+
 def _run(items: list[tuple[str, int, int]], pool: list[str], screens: dict[str, set[str]], workers: int) -> Iterator:
     if workers <= 1:
         _init(pool, screens)
@@ -195,9 +202,9 @@ def build_templates(
     _, src_dir = read_build(built)
     pool = substrate_pool(built)
     screens = screen_sets(built, src_dir, workers=workers, log=log)
-    log(f"templates: {len(pool):,} substrate molecules, {len(names or known)} templates, {per_class:,} per template")
+    log(f"templates: {len(pool):,} substrate molecules, {len(names or known)} templates, {per_class:,} per class")
     t_read = time.perf_counter() - t0
-    items = [(n, per_class, seed) for n in known if names is None or n in names]
+    items = [(t.name, quota(t, per_class), seed) for t in TEMPLATES if names is None or t.name in names]
     records: list[dict[str, Any]] = []
     per_template: dict[str, dict[str, Any]] = {}
     for name, recs, counts in _run(items, pool, screens, workers):

@@ -12,7 +12,7 @@ from .arguments import refuse_file_as_out, worker_count
 def data_templates(
     built: Path = typer.Argument(..., help="A folder written by 'gnnca data build' (only read)."),
     out: Path = typer.Option(..., "--out", help="Folder for the generated reactions, their lines and the manifest."),
-    per_class: int = typer.Option(1500, "--per-class", min=1, help="Reactions written per template (at most)."),
+    per_class: int = typer.Option(1500, "--per-class", min=1, help="Reactions per class (shared by its templates)."),
     seed: int = typer.Option(0, "--seed", help="Seed for the substrate order, partners, conditions and lines."),
     workers: int = typer.Option(0, "--workers", min=0, help="Worker processes (0 = all cores)."),
     only: list[str] = typer.Option([], "--template", help="Only this template (repeatable; default: all)."),
