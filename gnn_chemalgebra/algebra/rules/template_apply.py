@@ -115,9 +115,11 @@ def apply_template(template: Template, smiles: Sequence[str]) -> Applied | str:
     """The outcome of ``template`` on ``smiles`` (the substrate, then one molecule per partner template, canonical
     SMILES), or the reason there is none (:data:`NO_MATCH`, :data:`AMBIGUOUS`, :data:`UNSANITIZABLE`,
     :data:`UNMAPPED`, :data:`FORBIDDEN`)."""
-    mols = [Chem.MolFromSmiles(s) for s in smiles]
-    if any(m is None for m in mols):
+    cans = [canonical(s) for s in smiles]
+    if any(c is None for c in cans):
         return UNSANITIZABLE
+    smiles = [c for c in cans if c is not None]  # the record's molecules: canonical, as the mapped fragments
+    mols = [Chem.MolFromSmiles(s) for s in smiles]
     if forbidden(template, mols[0]):
         return FORBIDDEN
     rxn = reaction(template.smarts)
@@ -135,10 +137,10 @@ def apply_template(template: Template, smiles: Sequence[str]) -> Applied | str:
     mapped = _mapped(mols, prods)
     if mapped is None:
         return UNMAPPED
-    cans = [canonical(n) for n in names]
-    if any(c is None for c in cans):
+    made = [canonical(n) for n in names]
+    if any(c is None for c in made):
         return UNSANITIZABLE
-    return Applied(tuple(smiles), cans[0], tuple(c for c in cans[1:] if c), mapped)  # type: ignore[arg-type]
+    return Applied(tuple(smiles), made[0], tuple(c for c in made[1:] if c), mapped)  # type: ignore[arg-type]
 
 
 def captured(byproducts: Sequence[str], base: str | None) -> tuple[list[str], list[str]]:
