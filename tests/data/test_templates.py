@@ -96,6 +96,21 @@ KNOWN = {  # template -> (substrate and partners, main product)
     "silyl_deprotection": (("CC(C)(C)[Si](C)(C)OC1CCCCC1", "[F-]"), "OC1CCCCC1"),
     "alcohol_to_bromide": (("CCCO", "Br"), "CCCBr"),
     "alcohol_to_chloride": (("CCCCO", "O=S(Cl)Cl"), "CCCCCl"),
+    "hx_addition_trisubstituted": (("CC=C(C)CCc1ccccc1", "Br"), "CCC(C)(Br)CCc1ccccc1"),
+    "alkene_hydration_trisubstituted": (("CC=C(C)CCc1ccccc1", "O"), "CCC(C)(O)CCc1ccccc1"),
+    "sn1_substitution": (("CC(C)(C)O", "Cl"), "CC(C)(C)Cl"),
+    "cyanohydrin_formation": (("O=Cc1ccccc1", "C#N"), "N#CC(O)c1ccccc1"),
+    "carbonyl_hydrogenation": (("CC(=O)c1ccccc1",), "CC(O)c1ccccc1"),
+    "wolff_kishner": (("CC(=O)c1ccccc1",), "CCc1ccccc1"),
+    "clemmensen": (("CCCC(=O)c1ccccc1",), "CCCCc1ccccc1"),
+    "alkyne_hydration": (("C#CCCCC", "O"), "CCCCC(C)=O"),
+    "enamine_formation": (("O=C1CCCCC1", "C1CCNC1"), "C1=C(N2CCCC2)CCCC1"),
+    "acetal_hydrolysis": (("C1CCC2(CC1)OCCO2", "O"), "O=C1CCCCC1"),
+    "epoxide_opening": (("C1CO1", "NCc1ccccc1"), "OCCNCc1ccccc1"),
+    "michael_addition": (("C1CCNCC1", "C=CC(=O)OC"), "COC(=O)CCN1CCCCC1"),
+    "friedel_crafts_alkylation": (("COc1ccccc1", "CC(C)(C)Cl"), "COc1ccc(C(C)(C)C)cc1"),
+    "grignard_formation": (("Brc1ccccc1", "[Mg]"), "Br[Mg]c1ccccc1"),
+    "cuaac": (("C#Cc1ccccc1", "[N-]=[N+]=NCc1ccccc1"), "c1ccc(Cn2cc(-c3ccccc3)nn2)cc1"),
 }
 
 

@@ -33,6 +33,8 @@ PRIMARY_SECONDARY_AMINE = AMINE[:-1] + ";!$(N-a)]"  # AMINE without anilines
 NUC_AMINE = AMINE[:-1] + ":{n}]"  # amine site as a mapped atom
 CARBON_HALIDE = "[CX4;H2,H3;!$(C[O,N,S,F]):1][Cl,Br,I:2]"  # methyl or primary alkyl halide
 TERMINAL_ALKENE = "[CH2:1]=[CX3;!$(C[!#6;!#1]);!$(C[$(C=[O,N,S]),$(C#N)]);!$(C=C=*):2]"
+PLAIN = "!$(C[!#6;!#1]);!$(C[$(C=[O,N,S]),$(C#N)])"  # an alkene carbon without heteroatoms or conjugation
+TRISUBSTITUTED_ALKENE = f"[CH1;{PLAIN}:1]=[CX3H0;!R;{PLAIN}:2]"
 ISOLATED_ALKENE = "[C;!$(C[!#6;!#1]);!$(C[$(C=[O,N,S]),$(C#N)]):{a}]=[C;!$(C[!#6;!#1]);!$(C[$(C=[O,N,S]),$(C#N)]):{b}]"
 ALDEHYDE = "[CH1;$(C[#6]):1]=[O:2]"
 KETONE = "[CX3;$(C(=O)([#6])[#6]):1]=[O:2]"
@@ -45,7 +47,7 @@ OXIDISABLE = "[CH2,CH1;$(C[#6]);!$(C[!#6;!#1;!O]);!$(C=*):1][OH:2]"
 SECONDARY_ALCOHOL = "[CH1;$(C([#6])[#6]);!$(C[!#6;!#1;!O]):1][OH:2]"
 ARYL_HALIDE = "[c:1][Br,I:2]"
 DONOR = "[$([OX2][CH3]),$([OX2][CH2][CH3]),$([CH3]),$([CH2][CH3]),$([NH]C(C)=O)]"
-PARA_TO_DONOR = "[cH;$([cH]1[cH][cH]c(-" + DONOR + ")[cH][cH]1):1]"
+PARA_TO_DONOR = "[cH;$([cH]1[cH]cc(-" + DONOR + ")c[cH]1):1]"  # para to a donor, its ring CH or fused
 
 ACIDIC_H = ("[OX2H]", "[NX3;H1,H2]", "[SX2H]", "[nH]", "C#[CH]")
 HYDRIDE_SENSITIVE = ("[CX3H1](=O)", "[#6][CX3](=O)[#6]", "C#N", "[N+](=O)[O-]", "[CX3](=O)[OX2H1]", "[CX3](=O)Cl")
@@ -96,6 +98,12 @@ POOLS = {  # small common partners
     "sulfonyl_chloride": ("CS(=O)(=O)Cl", "Cc1ccc(S(=O)(=O)Cl)cc1"),
     "thionyl_chloride": ("O=S(Cl)Cl",),
     "hydrobromic_acid": ("Br",),
+    "hydrogen_cyanide": ("C#N",),
+    "secondary_amine": ("C1CCNC1", "C1CCNCC1", "C1COCCN1"),
+    "michael_acceptor": ("C=CC(=O)OC", "C=CC(=O)OCC", "C=CC(C)=O", "C=CC#N"),
+    "magnesium": ("[Mg]",),
+    "tbu_chloride": ("CC(C)(C)Cl",),
+    "organic_azide": ("[N-]=[N+]=NCc1ccccc1",),
     "nitric_acid": ("O=[N+]([O-])O",),
     "bromine": ("BrBr",),
     "boronic_acid": ("OB(O)c1ccccc1", "Cc1ccc(B(O)O)cc1", "COc1ccc(B(O)O)cc1", "OB(O)c1ccc(F)cc1"),
