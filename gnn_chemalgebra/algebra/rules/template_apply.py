@@ -193,9 +193,7 @@ def balance_reaction(applied: Applied, variant: Variant, solvent: str | None = N
         unit.subtract(_elements(m))
     unit = Counter({k: v for k, v in unit.items() if v})
     if co or extra:
-        found = smallest_signed_balancing(
-            [unit, *(_elements(m) for m in co), *(_elements(m) for m in extra)], [-1] * (1 + len(co)) + [1] * len(extra)
-        )
+        found = _multipliers(tuple(sorted(unit.items())), tuple(co), tuple(extra))
         if found is None:
             return None
         nu, unique = found
@@ -224,6 +222,16 @@ def balance_reaction(applied: Applied, variant: Variant, solvent: str | None = N
         reagents.append(solvent)
     byproducts = tuple(m for m in right if m != applied.main)
     return Written(tuple(left), tuple(reagents), applied.main, byproducts, {**left, **right}, unique)
+
+
+@lru_cache(maxsize=4096)
+def _multipliers(
+    unit: tuple[tuple[str, int], ...], co: tuple[str, ...], extra: tuple[str, ...]
+) -> tuple[list[int], bool] | None:
+    """The smallest multipliers of the template's unit, the co-reactants and the by-products (cached: a template's
+    unit is the same for most substrates)."""
+    comps = [Counter(dict(unit)), *(_elements(m) for m in co), *(_elements(m) for m in extra)]
+    return smallest_signed_balancing(comps, [-1] * (1 + len(co)) + [1] * len(extra))
 
 
 def _closes(left: Counter, right: Counter) -> bool:
