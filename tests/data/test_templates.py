@@ -35,6 +35,7 @@ KNOWN = {  # template -> (substrate and partners, main product)
     "amine_alkylation": (("CCCCBr", "C1CCNCC1"), "CCCCN1CCCCC1"),
     "e2_elimination": (("CC(C)(C)Br", "CC(C)(C)[O-]"), "C=C(C)C"),
     "e1_dehydration": (("CC(C)(C)O",), "C=C(C)C"),
+    "e2_zaitsev": (("CCC(C)Br", "CC[O-]"), "CC=CC"),
     "hx_addition": (("C=CCCCC", "Br"), "CCCCC(C)Br"),
     "halogen_addition": (("C=Cc1ccccc1", "BrBr"), "BrCC(Br)c1ccccc1"),
     "alkene_hydration": (("C=C(C)CCC", "O"), "CCCC(C)(C)O"),
@@ -155,6 +156,15 @@ def test_a_template_refuses_two_sites_and_forbidden_groups() -> None:
     assert apply_template(BY_NAME["grignard_addition"], [acidic, "C[Mg]Br", "O"]) == FORBIDDEN
     # a symmetric substrate: two matches, one product
     assert not isinstance(apply_template(BY_NAME["nabh4_reduction"], ["O=C1CCCCC1"]), str)
+
+
+@pytest.mark.unit
+def test_eliminations_pick_zaitsev_or_hofmann_where_a_substrate_has_two_sides() -> None:
+    assert apply_template(BY_NAME["e2_zaitsev"], ["CC(C)C(C)Br", "CC[O-]"]).main == "CC=C(C)C"
+    assert apply_template(BY_NAME["e2_elimination"], ["CCC(C)Br", "CC(C)(C)[O-]"]).main == "C=CCC"
+    assert apply_template(BY_NAME["e1_dehydration"], ["CCC(C)(O)CC"]).main == "CC=C(C)CC"
+    # without a rule, two sides are two sites: skipped
+    assert apply_template(BY_NAME["hx_addition"], ["C=CCCC(C)=C", "Br"]) == AMBIGUOUS
 
 
 @pytest.mark.unit

@@ -111,6 +111,29 @@ def _mapped(reactants: Sequence[Chem.Mol], prods: Sequence[Chem.Mol]) -> str | N
     return ".".join(lhs) + ">>" + ".".join(rhs)
 
 
+def _alkene_hydrogens(main: Chem.Mol) -> int:
+    """Hydrogens on the template's double-bond atoms (map numbers 1 and 2) of a main product."""
+    return sum(
+        a.GetTotalNumHs() for a in main.GetAtoms() if a.HasProp("old_mapno") and a.GetIntProp("old_mapno") in (1, 2)
+    )
+
+
+def _picked(
+    outcomes: dict[tuple[str, ...], list[Chem.Mol]], pick: str | None
+) -> tuple[tuple[str, ...], list[Chem.Mol]] | None:
+    """The one outcome, or the one a rule picks among several: ``zaitsev`` the most substituted alkene (fewest
+    hydrogens on its two carbons), ``hofmann`` the least; ``None`` when the rule ties."""
+    if len(outcomes) == 1:
+        return next(iter(outcomes.items()))
+    if pick not in ("zaitsev", "hofmann"):
+        return None
+    sign = 1 if pick == "zaitsev" else -1
+    scored = sorted((sign * _alkene_hydrogens(prods[0]), names) for names, prods in outcomes.items())
+    if scored[0][0] == scored[1][0]:
+        return None
+    return scored[0][1], outcomes[scored[0][1]]
+
+
 def apply_template(template: Template, smiles: Sequence[str]) -> Applied | str:
     """The outcome of ``template`` on ``smiles`` (the substrate, then one molecule per partner template, canonical
     SMILES), or the reason there is none (:data:`NO_MATCH`, :data:`AMBIGUOUS`, :data:`UNSANITIZABLE`,
@@ -129,11 +152,14 @@ def apply_template(template: Template, smiles: Sequence[str]) -> Applied | str:
         if found is None:
             return UNSANITIZABLE
         outcomes.setdefault(found[0], found[1])
-        if len(outcomes) > 1:
+        if len(outcomes) > 1 and template.pick is None:
             return AMBIGUOUS
     if not outcomes:
         return NO_MATCH
-    ((names, prods),) = outcomes.items()
+    chosen = _picked(outcomes, template.pick)
+    if chosen is None:
+        return AMBIGUOUS
+    names, prods = chosen
     mapped = _mapped(mols, prods)
     if mapped is None:
         return UNMAPPED

@@ -76,6 +76,7 @@ POOLS = {  # small common partners
     "thiolate": ("C[S-]", "CC[S-]", "[S-]c1ccccc1", "[SH-]"),
     "alkoxide": ("C[O-]", "CC[O-]"),
     "tbuoxide": ("CC(C)(C)[O-]",),
+    "ethoxide": ("CC[O-]",),
     "hydroxide": ("[OH-]",),
     "water": ("O",),
     "amine": ("C1CCNCC1", "C1COCCN1", "CNC", "C1CCNC1", "CN1CCNCC1", "NCc1ccccc1", "CC(C)N", "CCN", "CN"),
@@ -192,7 +193,8 @@ class Variant:
 class Template:
     """One reaction class: ``name`` (unique), ``cls`` (the class a chemist names), the reaction SMARTS
     (substrate first), one :data:`POOLS` name per partner template, the variants, the substrate groups that
-    forbid it and the solvents a line may add."""
+    forbid it, the solvents a line may add, and the rule that picks among several sites (``zaitsev``,
+    ``hofmann``: eliminations; default none: a substrate with two sites is skipped)."""
 
     name: str
     cls: str
@@ -201,6 +203,7 @@ class Template:
     variants: tuple[Variant, ...] = (Variant(),)
     forbid: tuple[str, ...] = ()
     solvents: tuple[str, ...] = ()
+    pick: str | None = None
 
 
 def variant(reagents: str = "", co: str = "", byproducts: str = "", base: str | None = None) -> Variant:

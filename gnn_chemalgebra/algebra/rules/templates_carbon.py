@@ -30,6 +30,9 @@ from .template_parts import (
     variant,
 )
 
+E2_SUBSTRATE = "[C;!$(C=*);H1,H2,H3:1]-[CX4;H0,H1,H2;!$(C[!#6;!#1;!Cl;!Br;!I]):2][Br,I:3]"
+E2_FORBID = ("[OX2H]", "[NX3;H1,H2]", "[CX3H1]=O", "[#6][CX3](=O)[#6]", "[CX3](=O)[Cl,Br]")
+
 CARBON_TEMPLATES: tuple[Template, ...] = (
     sn2_template("sn2_azide", "[N-:3]=[N+:4]=[N-:5]", "[C:1][N+0:3]=[N+:4]=[N-:5]", "azide"),
     sn2_template("sn2_cyanide", "[C-:3]#[N:4]", "[C:1][C+0:3]#[N:4]", "cyanide"),
@@ -56,19 +59,31 @@ CARBON_TEMPLATES: tuple[Template, ...] = (
     Template(
         "e2_elimination",
         "E2",
-        "[C;!$(C=*);H1,H2,H3:1]-[CX4;H0,H1,H2;!$(C[!#6;!#1;!Cl;!Br;!I]):2][Br,I:3].[O-:4]>>[C:1]=[C:2].[*-:3].[O+0:4]",
+        f"{E2_SUBSTRATE}.[O-:4]>>[C:1]=[C:2].[*-:3].[O+0:4]",
         ("tbuoxide",),
         (variant("[K+]"),),
-        ("[OX2H]", "[NX3;H1,H2]", "[CX3H1]=O", "[#6][CX3](=O)[#6]", "[CX3](=O)[Cl,Br]"),
+        E2_FORBID,
         ("C1CCOC1", "CC(C)(C)O"),
+        pick="hofmann",
+    ),
+    Template(
+        "e2_zaitsev",
+        "E2",
+        f"{E2_SUBSTRATE}.[O-:4]>>[C:1]=[C:2].[*-:3].[O+0:4]",
+        ("ethoxide",),
+        (variant("[Na+]"),),
+        E2_FORBID,
+        ("CCO",),
+        pick="zaitsev",
     ),
     Template(
         "e1_dehydration",
         "E1 dehydration",
-        "[C;!$(C=*);H1,H2,H3:1]-[CX4;H0;!$(C[!#6;!#1;!O]):2][OH:3]>>[C:1]=[C:2].[O:3]",
+        "[C;!$(C=*);H1,H2,H3:1]-[CX4;H0,H1;$(C([#6])[#6]);!$(C[!#6;!#1;!O]):2][OH:3]>>[C:1]=[C:2].[O:3]",
         (),
         (variant("OS(=O)(=O)O"), variant("OP(=O)(O)O"), variant("Cc1ccc(S(=O)(=O)O)cc1")),
-        ("[NX3]",),
+        ("[NX3]", "[OX2H][CX4][CX4][OX2H]"),
+        pick="zaitsev",
     ),
     Template(
         "hx_addition",
