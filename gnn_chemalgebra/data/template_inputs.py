@@ -77,6 +77,16 @@ def substrate_pool(built: Path) -> list[str]:
     for rec in _records(built / "uspto_bal" / "reactions-train.jsonl"):
         found.update(s for s in _species(rec) if "." not in s and "->" not in s and "<-" not in s)
     found.update(COMMON_SUBSTRATES)
+    return _usable(found)
+
+
+def derived_pool(products: list[str], pool: list[str]) -> list[str]:
+    """Sorted usable molecules among ``products`` (a first round's main products) that are not in ``pool``."""
+    return _usable(set(products) - set(pool))
+
+
+def _usable(found: set[str]) -> list[str]:
+    """The single neutral molecules without radicals of 2 to :data:`MAX_HEAVY_ATOMS` heavy atoms, canonical."""
     out = set()
     for s in found:
         mol = Chem.MolFromSmiles(s)

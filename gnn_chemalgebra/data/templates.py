@@ -54,6 +54,7 @@ SOURCE_SET = "templates"
 PER_CLASS = 1500
 SOLVENT_SHARE = 0.5  # share of lines that also name a solvent, where the template lists some
 
+Item = tuple[str, int, int, int]  # template name, reactions to write, seed, round
 _STATE: dict[str, Any] = {}  # per process: the substrate pool, its molecules, the screen sets
 
 
@@ -103,14 +104,14 @@ def _attempt(t: Template, substrate: str, seed: int) -> tuple[Applied, Written] 
     return applied, written
 
 
-def generate(item: tuple[str, int, int]) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
-    """The reactions of one template (runs in a worker): ``(name, records, counts)``."""
-    name, per_class, seed = item
+def generate(item: Item) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
+    """The reactions of one template in one round (runs in a worker): ``(name, records, counts)``."""
+    name, per_class, seed, round_ = item
     t = next(t for t in TEMPLATES if t.name == name)
     pool, mols, screens = _STATE["pool"], _STATE["mols"], _STATE["screens"]
     site = reaction(t.smarts).GetReactantTemplate(0)
     order = list(range(len(pool)))
-    random.Random(f"{seed}/templates/{name}").shuffle(order)
+    random.Random(f"{seed}/templates/{name}" + (f"/round{round_}" if round_ > 1 else "")).shuffle(order)
     counts: Counter = Counter()
     screened: Counter = Counter()
     seen: set[tuple[Any, ...]] = set()
@@ -138,6 +139,7 @@ def generate(item: tuple[str, int, int]) -> tuple[str, list[dict[str, Any]], dic
             continue
         seen.add(key)
         rec = _record(t, applied, written)
+        rec["source"]["round"] = round_
         try:
             labels_for_record(rec)
         except EditLabelError:
@@ -154,7 +156,20 @@ def quota(t: Template, per_class: int) -> int:
     return -(-per_class // n)
 
 
-def _run(items: list[tuple[str, int, int]], pool: list[str], screens: dict[str, set[str]], workers: int) -> Iterator:
+def _merged(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
+    """Counts of two rounds of one template added up (``written_round2``: the second round's share)."""
+    out = dict(a)
+    for k, v in b.items():
+        if isinstance(v, int):
+            out[k] = out.get(k, 0) + v
+    out["screened_out"] = dict(Counter(a["screened_out"]) + Counter(b["screened_out"]))
+    out["written_round2"] = b["written"]
+    return out
+
+
+def _run(
+    items: list[tuple[str, int, int, int]], pool: list[str], screens: dict[str, set[str]], workers: int
+) -> Iterator:
     if workers <= 1:
         _init(pool, screens)
         yield from map(generate, items)
@@ -183,13 +198,15 @@ def build_templates(
     seed: int = 0,
     workers: int = 1,
     names: list[str] | None = None,
+    rounds: int = 2,
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Write ``out`` (see the module docstring) from the build in ``built``; return its manifest. ``names``: only
-    these templates (default: all)."""
+    these templates (default: all); ``rounds``: 2 applies the templates still short of their share to the main
+    products of the first round (a Boc group removed from an amine the first round protected)."""
     from .dropped import _write_lines
     from .manifest import built_files, file_info
-    from .template_inputs import read_build, screen_sets, substrate_pool
+    from .template_inputs import derived_pool, read_build, screen_sets, substrate_pool
 
     built, out = Path(built), Path(out)
     if out.resolve() == built.resolve() or built.resolve() in out.resolve().parents:
@@ -204,13 +221,22 @@ def build_templates(
     screens = screen_sets(built, src_dir, workers=workers, log=log)
     log(f"templates: {len(pool):,} substrate molecules, {len(names or known)} templates, {per_class:,} per class")
     t_read = time.perf_counter() - t0
-    items = [(t.name, quota(t, per_class), seed) for t in TEMPLATES if names is None or t.name in names]
+    items = [(t.name, quota(t, per_class), seed, 1) for t in TEMPLATES if names is None or t.name in names]
     records: list[dict[str, Any]] = []
     per_template: dict[str, dict[str, Any]] = {}
     for name, recs, counts in _run(items, pool, screens, workers):
         per_template[name] = counts
         records += recs
         log(f"templates: {name}: {counts['written']:,} written of {counts.get('tried', 0):,} tried")
+    pool2: list[str] = []
+    if rounds > 1:
+        pool2 = derived_pool([r["products"][0] for r in records], pool)
+        items = [(n, q - per_template[n]["written"], seed, 2) for n, q, _, _ in items if per_template[n]["written"] < q]
+        log(f"templates: round 2: {len(pool2):,} products of round 1 as substrates, {len(items)} templates short")
+        for name, recs, counts in _run(items, pool2, screens, workers):
+            per_template[name] = _merged(per_template[name], counts)
+            records += recs
+            log(f"templates: {name}: {counts['written']:,} more written of {counts.get('tried', 0):,} tried")
     for k, rec in enumerate(records):
         rec["id"] = k
     t_gen = time.perf_counter() - t0 - t_read
@@ -228,7 +254,9 @@ def build_templates(
         "seed": seed,
         "per_class": per_class,
         "convention": "chemist",
+        "rounds": rounds,
         "substrates": len(pool),
+        "substrates_round2": len(pool2),
         "screen_sets": {k: len(v) for k, v in screens.items()},
         "counts": {
             "total": dict(sorted(totals.items())),

@@ -16,6 +16,7 @@ def data_templates(
     seed: int = typer.Option(0, "--seed", help="Seed for the substrate order, partners, conditions and lines."),
     workers: int = typer.Option(0, "--workers", min=0, help="Worker processes (0 = all cores)."),
     only: list[str] = typer.Option([], "--template", help="Only this template (repeatable; default: all)."),
+    rounds: int = typer.Option(2, "--rounds", min=1, max=2, help="2: short templates also run on round-1 products."),
 ) -> None:
     """Training reactions for the textbook classes patents rarely write, from reaction templates.
 
@@ -33,5 +34,5 @@ def data_templates(
     refuse_file_as_out(out)
     build_templates(
         folder, out, per_class=per_class, seed=seed, workers=worker_count(workers), names=list(only) or None,
-        log=typer.echo,
+        rounds=rounds, log=typer.echo,
     )  # fmt: skip

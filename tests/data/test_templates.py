@@ -190,7 +190,7 @@ def test_hydride_reductions_have_their_textbook_stoichiometry() -> None:
 
 def _run_generate(pool: list[str], screens: dict[str, set[str]], name: str, n: int = 50, seed: int = 0):
     gen._init(pool, screens)
-    return gen.generate((name, n, seed))
+    return gen.generate((name, n, seed, 1))
 
 
 @pytest.mark.unit
@@ -255,11 +255,12 @@ def _fake_build(tmp_path: Path) -> Path:
     (built / "manifest.json").write_text(json.dumps({"tool": "gnnca data build", "source": str(src)}))
     train = [
         {"id": 0, "reactants": ["CCCCCCCCCCBr", "CCO"], "reagents": ["O"], "products": ["BrCCCCc1ccc(Cl)cc1"]},
-        {"id": 1, "reactants": ["COC(=O)c1ccc(C(F)(F)F)cc1", "O"], "reagents": [], "products": ["CCN"]},
+        {"id": 1, "reactants": ["COC(=O)c1ccc(C(F)(F)F)cc1", "O"], "reagents": [], "products": ["NCCc1ccc(Cl)cc1"]},
     ]
     (built / "uspto_bal" / "reactions-train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in train))
     for split in ("valid", "test"):
-        (built / "uspto_bal" / f"reactions-{split}.jsonl").write_text(json.dumps(train[1]) + "\n")
+        rec = {"id": 0, "reactants": ["CCCCCCCCCCCCBr"], "reagents": [], "products": ["CCCCCCCCCCCCO"]}
+        (built / "uspto_bal" / f"reactions-{split}.jsonl").write_text(json.dumps(rec) + "\n")
     return built
 
 
@@ -267,7 +268,8 @@ def _fake_build(tmp_path: Path) -> Path:
 def test_the_command_writes_a_training_folder_deterministically(tmp_path: Path) -> None:
     built = _fake_build(tmp_path)
     args = ["data", "templates", str(built), "--per-class", "300", "--workers", "1"]
-    args += ["--template", "sn2_azide", "--template", "saponification"]
+    args += ["--template", "sn2_azide", "--template", "saponification", "--template", "boc_protection"]
+    args += ["--template", "boc_removal"]
     manifests = []
     for out in ("a", "b"):
         res = CliRunner().invoke(app, [*args, "--out", str(tmp_path / out)])
@@ -280,7 +282,12 @@ def test_the_command_writes_a_training_folder_deterministically(tmp_path: Path) 
     recs = [json.loads(x) for x in (tmp_path / "a" / "reactions-train.jsonl").read_text().splitlines()]
     made = {r["products"][0] for r in recs}
     assert "[N-]=[N+]=NCCCCc1ccc(Cl)cc1" in made and "CCCCCCCCCCN=[N+]=[N-]" not in made
-    assert "O=C([O-])c1ccc(C(F)(F)F)cc1" in made and "CCN" not in made
+    assert "O=C([O-])c1ccc(C(F)(F)F)cc1" in made and "NCCc1ccc(Cl)cc1" in made
+    # no Boc group among the training molecules: the Boc removals come from the first round's Boc protections
+    removals = [r for r in recs if r["source"]["template"] == "boc_removal"]
+    assert removals and all(r["source"]["round"] == 2 for r in removals)
+    assert counts["templates"]["boc_removal"]["written_round2"] == len(removals)
+    assert "CC(C)(C)OC(=O)NCCc1ccc(Cl)cc1" in {r["reactants"][0] for r in removals}
     assert [r["id"] for r in recs] == list(range(len(recs))) and all(r["mapped"] for r in recs)
     assert counts["total"]["written"] == len(recs) == counts["lines"]["ChemAlgebra_S_T1_x1"]
     src = (tmp_path / "a" / "ChemAlgebra_S_T1_x1" / "src-train.txt").read_text().splitlines()
