@@ -22,8 +22,10 @@ it equally). A substrate gives a reaction only when:
     OUT/ChemAlgebra_{S,F}_T1_x1/{src,tgt,meta}-train   Type-1 lines in the chemist's convention
     OUT/ChemAlgebra_{S,F}_T2_x1/{src,tgt,meta}-train   Type-1 and Type-2 lines interleaved
 
-Deterministic for a seed: each template's substrate order, and each substrate's partners, variant and solvent,
-depend on the seed, the template and the substrate only (so ``--workers`` does not change a byte).
+A second round (``rounds=2``) runs the templates still short of their share on the first round's main products
+(a protecting group taken off again, an azide reduced). Deterministic for a seed: each template's substrate
+order, and each substrate's partners, variant and solvent, depend on the seed, the template and the substrate
+only (so ``--workers`` does not change a byte).
 """
 
 from __future__ import annotations
