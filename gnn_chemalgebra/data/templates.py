@@ -10,8 +10,10 @@ it equally). A substrate gives a reaction only when:
 - every match gives the same products (one unambiguous site; else ``ambiguous``) and they sanitise;
 - the written reaction (the template's step, the variant's co-reactants and by-products) balances exactly by the
   project's algebra (else ``unbalanced``) and its Type-1 line reads its extent back (else ``extent_not_readable``);
-- its main product is none of the products of the screen sets (USPTO-MIT valid and test, the benchmark's valid
-  and test, the textbook's main products; counted per set) and the reaction was not written already.
+- its main product, and any side product that carries the substrate's skeleton (the alcohol of a hydrolysed
+  ester, the amine of a hydrolysed amide), is none of the products of the screen sets (USPTO-MIT valid and test,
+  the benchmark's valid and test, the textbook's main products; counted per set) and the reaction was not
+  written already.
 
 ``gnnca data templates BUILT --out OUT`` writes, like ``gnnca data dropped``::
 
@@ -131,7 +133,7 @@ def generate(item: Item) -> tuple[str, list[dict[str, Any]], dict[str, Any]]:
         applied, written = found
         counts["balanced"] += 1
         counts["balanced_not_unique"] += not written.unique
-        where = _screened(written.product, screens)
+        where = next(filter(None, (_screened(m, screens) for m in (written.product, *applied.substrate_sides))), None)
         if where is not None:
             screened[where] += 1
             continue

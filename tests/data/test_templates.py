@@ -206,6 +206,12 @@ def test_the_screen_removes_a_listed_product_and_counts_it() -> None:
     _, recs, counts = _run_generate(pool, {"test_set": {key}}, "sn2_azide")
     assert [r["products"][0] for r in recs] == ["[N-]=[N+]=NCCCc1ccccc1"]
     assert counts["screened_out"] == {"test_set": 1} and counts["written"] == 1 and counts["balanced"] == 2
+    # a side product that carries the substrate's skeleton is screened too (the amine of a hydrolysed amide)
+    amine = product_key(Chem.MolFromSmiles("NCc1ccc(Cl)cc1"))
+    _, recs, counts = _run_generate(["CC(=O)NCc1ccc(Cl)cc1"], {"test_set": {amine}}, "amide_hydrolysis")
+    assert recs == [] and counts["screened_out"] == {"test_set": 1}
+    _, recs, counts = _run_generate(["CC(=O)NCc1ccc(Cl)cc1"], {}, "amide_hydrolysis")
+    assert recs[0]["byproducts"] == ["NCc1ccc(Cl)cc1"]
 
 
 def _pool() -> list[str]:

@@ -31,6 +31,7 @@ UNSANITIZABLE = "unsanitizable"  # the product RDKit cannot sanitise (a valence 
 UNMAPPED = "unmapped_atom"  # a product atom without a reactant atom (a template bug; counted)
 FORBIDDEN = "forbidden_group"  # a group the template's conditions would also touch
 HYDROGEN_HALIDES = {"Cl": "[Cl-]", "Br": "[Br-]", "I": "[I-]", "F": "[F-]"}
+SKELETON_ATOMS = 8  # a side product with this many of the substrate's atoms carries its skeleton
 MAX_OUTCOMES = 200  # RunReactants results read per application (symmetric matches repeat one outcome)
 
 
@@ -43,6 +44,7 @@ class Applied:
     main: str
     side_products: tuple[str, ...]
     mapped: str
+    substrate_sides: tuple[str, ...] = ()  # side products that carry the substrate's skeleton (screened too)
 
 
 @lru_cache(maxsize=256)
@@ -166,7 +168,12 @@ def apply_template(template: Template, smiles: Sequence[str]) -> Applied | str:
     made = [canonical(n) for n in names]
     if any(c is None for c in made):
         return UNSANITIZABLE
-    return Applied(tuple(smiles), made[0], tuple(c for c in made[1:] if c), mapped)  # type: ignore[arg-type]
+    skeletal = tuple(
+        c
+        for c, p in zip(made[1:], prods[1:], strict=True)
+        if c and sum(a.GetIntProp("react_idx") == 0 for a in p.GetAtoms()) >= SKELETON_ATOMS
+    )
+    return Applied(tuple(smiles), made[0], tuple(c for c in made[1:] if c), mapped, skeletal)  # type: ignore[arg-type]
 
 
 def captured(byproducts: Sequence[str], base: str | None) -> tuple[list[str], list[str]]:
