@@ -46,7 +46,7 @@ class DataConfig:
     # as its salt and each salt as its ions; 0 = off
     max_pairs: int = _opt(6000, lo=1)  # edit model: candidate pairs per reaction above which pairs are sampled
     edit_sources: str = ""  # edit model: training records of these sources only (comma list of local, uspto_full,
-    # uspto_500_mt; records without an atom map are skipped and counted either way); "" = every record
+    # uspto_500_mt, templates; records without an atom map are skipped and counted either way); "" = every record
     cache_examples: bool = False  # edit model: featurised examples cached once under <run_dir>/cache (hash-keyed)
     tokenizer: str = "auto"  # transformer: auto (from the variant), formula, smiles, or a digit-level one
     sort_targets: bool = False  # transformer: train on targets with their terms sorted (EM ignores order)
