@@ -138,11 +138,10 @@ class ReactionPredictor:
         from . import lazy_imports
 
         lazy_imports.install()  # as gnnca does: torch._dynamo loads only if something uses it (faster start)
-        from .config import DecodeConfig
-        from .inference.byproduct_convention import check_convention
         from .inference.options import PredictOptions
         from .inference.pipeline import Models
-        from .inference.run import COEF_SETS, decode_overrides, resolve_extent
+        from .inference.plan import resolve
+        from .inference.run import COEF_SETS
 
         _choice("coef_set", coef_set, COEF_SETS)
         _checkpoint_argument("checkpoint", checkpoint)
@@ -154,24 +153,23 @@ class ReactionPredictor:
         bad = [x for x in settings if not isinstance(x, str)]
         if bad:
             raise TypeError(f"settings are 'decode.key=value' strings, got {type(bad[0]).__name__}")
-        # an unknown rule or setting fails here, not at the first prediction; lines given here are free input
-        self.extent = resolve_extent(extent, None)
-        check_convention(byproducts)
-        decode_overrides(DecodeConfig(), settings)
         self.checkpoint = checkpoint
         self.device = device
         self.options = PredictOptions(
-            input="<input>",
+            input="-",  # lines given here are free input, as stdin's
             checkpoint=None if checkpoint is None else Path(checkpoint),
             edit_checkpoint=None if edit_checkpoint is None else Path(edit_checkpoint),
-            extent=self.extent,
+            extent=extent,
             byproducts=byproducts,
             settings=settings,
             coef_set=coef_set,
             device=device,
         )
+        # an unknown rule, setting or device fails here, not at the first prediction
+        plan = resolve(self.options, domain=True)
+        self.extent = plan.extent
         # the models of gnnca predict (Predictor.from_checkpoint); every record shows its confidence
-        self._models = Models(self.options, self.extent, second_opinion=True)
+        self._models = Models(plan, second_opinion=True)
         if checkpoint is not None:
             self._models.fixed()
 
@@ -199,7 +197,7 @@ class ReactionPredictor:
         below it, or out of domain (``in_domain`` false) unless ``keep_out_of_domain``, is returned with
         ``abstained`` true and an empty ``prediction``; ``skip_invalid``: a bad line is
         returned in its place with ``error`` set (as ``gnnca predict --skip-invalid``) instead of raising."""
-        from .inference.options import check_options, max_chars_of
+        from .inference.plan import resolve
         from .inference.predict_command import build_pipeline, collect
         from .inference.source import text_lines
 
@@ -218,12 +216,12 @@ class ReactionPredictor:
         opts = replace(
             self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k, skip_invalid=skip_invalid
         )
-        check_options(replace(opts, input="-"))
+        plan = resolve(opts, domain=True)
         items = _text_items(lines)
         # the path of gnnca predict, with the in-domain fields in every record
-        pipeline = build_pipeline(opts, self.extent, models=self._models, domain=True)
+        pipeline = build_pipeline(plan, models=self._models)
         stream = pipeline.stream("<input>")
-        res = collect(pipeline, stream, text_lines(items, max_chars_of(opts), "<input>"))
+        res = collect(pipeline, stream, text_lines(items, plan.max_chars, "<input>"))
         out = [Prediction.from_prediction(p, min_confidence, keep_out_of_domain) for p in res.predictions]
         out += [Prediction.refused(n, items[n - 1], e) for n, e in res.refused]  # numbered as text_lines does
         out += [Prediction.passed_over(n, items[n - 1]) for n in res.blank]

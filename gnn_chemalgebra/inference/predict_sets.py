@@ -20,34 +20,33 @@ from .options import PredictOptions
 from .prediction import LinePredictor, Prediction, SetFields
 
 if TYPE_CHECKING:
+    from .plan import RunPlan
     from .stream import Outcome
 
 
-def check_trust_options(opts: PredictOptions) -> None:
+def check_trust_options(opts: PredictOptions) -> ConformalTable | None:
     """``--coverage``, ``--conformal`` and ``--keep-out-of-domain`` checked before any work: one
-    :class:`InputError` line each."""
+    :class:`InputError` line each. Returns the ``--conformal`` sidecar, read (``None``: none named)."""
     if opts.keep_out_of_domain and opts.min_confidence is None:
         raise InputError("--keep-out-of-domain goes with --min-confidence (without it no line is abstained on)")
     coverage, conformal, columns = opts.coverage, opts.conformal, opts.columns
     if coverage is None:
         if conformal is not None:
             raise InputError("--conformal names the sets' sidecar: it goes with --coverage")
-        return
+        return None
     if not 0.0 < coverage < 1.0:
         raise InputError(f"--coverage must lie strictly between 0 and 1, got {coverage}")
     if columns:
         raise InputError("--columns and --coverage are two text formats: pass one of them")
-    if conformal is not None:
-        ConformalTable.load(conformal)  # missing or malformed: one line now
+    return None if conformal is None else ConformalTable.load(conformal)  # missing or malformed: one line now
 
 
 class ConformalSets:
     """The sets of one run: the sidecar (given or found beside each checkpoint), the fit of each predictor's
     checkpoint, and a count of the lines that got no set (by reason)."""
 
-    def __init__(self, coverage: float, k: int, path: Path | None = None) -> None:
-        self.coverage, self.k, self.path = coverage, k, path
-        self.table = None if path is None else ConformalTable.load(path)
+    def __init__(self, coverage: float, k: int, path: Path | None = None, table: ConformalTable | None = None) -> None:
+        self.coverage, self.k, self.path, self.table = coverage, k, path, table  # the table read from ``path``
         self._fits: dict[int, tuple[ModelFit, str]] = {}
         self.no_set: Counter = Counter()
 
@@ -129,9 +128,12 @@ class RunTrust:
     """What a ``gnnca predict`` run adds to the trust fields: the conformal sets (``--coverage``) and the
     abstention on lines out of domain (``--min-confidence`` without ``--keep-out-of-domain``), with their counts."""
 
-    def __init__(self, opts: PredictOptions) -> None:
-        self.sets = None if opts.coverage is None else ConformalSets(opts.coverage, opts.top_k, opts.conformal)
-        self.abstain_ood = opts.min_confidence is not None and not opts.keep_out_of_domain
+    def __init__(self, plan: RunPlan) -> None:
+        opts = plan.opts
+        self.sets = (
+            None if opts.coverage is None else ConformalSets(opts.coverage, opts.top_k, opts.conformal, plan.conformal)
+        )
+        self.abstain_ood = plan.demands.abstain_ood
         self.ood: Counter = Counter()
 
     def check_model(self, predictor: LinePredictor) -> None:
