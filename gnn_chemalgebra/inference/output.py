@@ -73,4 +73,4 @@ def _text(o: Outcome, opts: PredictOptions) -> str:
         return set_text(o.prediction.sets)
     if not opts.columns or o.prediction is None or o.abstained is not None:
         return o.text()
-    return "\t".join(f"{row.prediction}\t{row.probability:.4f}" for row in o.prediction.top_k)
+    return "\t".join(f"{line}\t{probability:.4f}" for line, probability in o.prediction.top_k)

@@ -132,14 +132,17 @@ class PredictResult:
 
 def collect(pipeline: Pipeline, stream: LineStream, lines: Iterable[RawLine]) -> PredictResult:
     """Every outcome of ``lines`` at once (the Python API, ``gnnca bench``): predictions, refusals and blank lines
-    in input order.
+    in input order; a line abstained on (the run's ``min_confidence``, or out of domain) is withheld
+    (:meth:`~.prediction.Prediction.withhold`), as ``gnnca predict`` writes it empty.
     The objects alive before (torch, RDKit, the model) are kept out of the garbage collector's full collections
     meanwhile (``gc.freeze``); nothing is computed differently."""
     res = PredictResult()
     with _frozen_heap():
-        for group in pipeline.outcomes(stream, lines):
+        for group in pipeline.trust.sets.outcomes(pipeline.outcomes(stream, lines)):
             for o in group:
                 if o.prediction is not None:
+                    if o.abstained is not None:
+                        o.prediction.withhold()
                     res.predictions.append(o.prediction)
                 elif o.error is not None:
                     res.refused.append((o.line, o.error))

@@ -36,10 +36,10 @@ def rules_apply(convention: str, input_path: str | None) -> bool:
 def rule_for(pred: Prediction, repr: Repr) -> RuleLine | None:
     """The rule's line for one prediction (``None``: no rule fires). A reaction line states no amounts and keeps
     its reagents (``given_reagents``); its line must make its given products."""
-    if pred.source is None:
+    if pred.as_read is None:
         return None
     try:
-        terms = parse_bag(pred.source)
+        terms = parse_bag(pred.as_read)
     except InputError:
         return None
     reagents = list(pred.given_reagents) if pred.given_roles else None
