@@ -5,8 +5,9 @@
     parse, check  stream.py       LineStream: representation, size limits, refusals, order -> Batch of ReactionInput
     featurise     run.py          to_example with the model's representation and line type -> BagExample
     model, decode predictor.py    a LinePredictor (GNN, ensemble, GNN pair, Transformer) -> Prediction
-    trust         trust_stage.py  TrustStage: calibrated confidence, in-domain fields, top_k, conformal sets
+    trust         trust_stage.py  TrustStage: calibrated confidence, in-domain fields, top_k
     rules         rules_stage.py  a user's line an explicit rule covers is written by the rule
+    sets          predict_sets.py conformal sets of the model's lines (--coverage; a rule's line gets none)
     write         output.py       text, --columns, --coverage or --json lines (Prediction.to_json at the edge)
 
 :class:`Pipeline` drives them: the stream gives out a batch, the pipeline predicts it and hands the outcomes
@@ -155,9 +156,15 @@ class Pipeline:
 
     def outcomes(
         self, stream: LineStream, lines: Iterable[RawLine], ready: Callable[[], bool] = lambda: True
-    ) -> Iterator[list[Outcome]]:
+    ) -> Iterable[list[Outcome]]:
         """Every line's outcome, in input order, a list per flush: each batch the stream gives out is featurised,
-        predicted and put through the trust stage, then handed back."""
+        predicted and put through the trust, rules and sets stages, then handed back; a line out of domain is
+        abstained on where the run asks it (:meth:`~.predict_sets.RunTrust.outcomes`)."""
+        return self.trust.sets.outcomes(self._steps(stream, lines, ready))
+
+    def _steps(
+        self, stream: LineStream, lines: Iterable[RawLine], ready: Callable[[], bool]
+    ) -> Iterator[list[Outcome]]:
         for step in stream.steps(lines, ready):
             if isinstance(step, Batch):
                 stream.fill(step, self.predict(step))
@@ -165,8 +172,8 @@ class Pipeline:
                 yield step
 
     def predict(self, batch: Batch) -> list[Prediction | InputError]:
-        """One batch through featurise -> model and decode -> trust: a prediction, or the refusal of a line the
-        model cannot take (its representation; a model that cannot be loaded refuses every line)."""
+        """One batch through featurise -> model and decode -> trust -> rules -> sets: a prediction, or the refusal
+        of a line the model cannot take (its representation; a model that cannot be loaded refuses every line)."""
         try:
             model = self.model_for(batch.repr)
         except InputError as err:
@@ -196,6 +203,7 @@ class Pipeline:
         self.trust.annotate(model, preds)
         if self.models.rules:  # a user's line that an explicit rule covers is written by the rule
             rule_predictions(preds, model.repr)
+        self.trust.add_sets(model, preds)  # the model's lines only: a rule's line has no conformal guarantee
         return results
 
     def _note_unequal(self, ex: BagExample) -> None:

@@ -76,8 +76,9 @@ def _run(plan: RunPlan, echo: Callable[[str], None], out: TextIO, after_load: An
     try:
         source = LineSource(stream_in, name, plan.max_chars)
         stream = pipeline.stream(name)
-        groups = pipeline.trust.sets.outcomes(pipeline.outcomes(stream, source, source.ready))
-        records = write_outcomes(stream, groups, opts, out, echo, stop, plan.progress)
+        records = write_outcomes(
+            stream, pipeline.outcomes(stream, source, source.ready), opts, out, echo, stop, plan.progress
+        )
     finally:
         if fh is not None:
             fh.close()
@@ -138,7 +139,7 @@ def collect(pipeline: Pipeline, stream: LineStream, lines: Iterable[RawLine]) ->
     meanwhile (``gc.freeze``); nothing is computed differently."""
     res = PredictResult()
     with _frozen_heap():
-        for group in pipeline.trust.sets.outcomes(pipeline.outcomes(stream, lines)):
+        for group in pipeline.outcomes(stream, lines):
             for o in group:
                 if o.prediction is not None:
                     if o.abstained is not None:

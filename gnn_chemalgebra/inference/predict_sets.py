@@ -19,6 +19,8 @@ from .conformal import ConformalTable, ModelFit, annotate_sets, check_coverage, 
 from .options import PredictOptions
 from .prediction import LinePredictor, Prediction, SetFields
 
+RULE_NO_SET = "written by a rule: no conformal set (the sets are fitted on the model's own lines)"
+
 if TYPE_CHECKING:
     from .plan import RunPlan
     from .stream import Outcome
@@ -96,12 +98,18 @@ class ConformalSets:
         return fit, table.score
 
     def annotate(self, predictor: LinePredictor, preds: list[Prediction]) -> None:
-        """The set of each prediction (its ``sets``), from its ``top_k`` alternatives."""
+        """The set of each prediction (its ``sets``), from its ``top_k`` alternatives; a line a rule wrote gets
+        none (:data:`RULE_NO_SET`): its confidence is the rule's, not the model's that the set is fitted on.
+        Every line without a set is counted by its note, as its record says."""
         fit, score = self.fit_for(predictor)
-        records = [p.to_json() for p in preds]
+        model_lines = [p for p in preds if not p.by_rule]
+        records = [p.to_json() for p in model_lines]
         annotate_sets(records, fit, self.coverage, self.k, score)
-        for p, r in zip(preds, records, strict=True):
+        for p, r in zip(model_lines, records, strict=True):
             p.sets = SetFields.of_record(r)
+        for p in preds:
+            if p.by_rule:
+                p.sets = SetFields(None, RULE_NO_SET)
         self.no_set.update(p.sets.note for p in preds if p.sets is not None and p.sets.members is None)
 
     def report(self, echo: Callable[[str], None]) -> None:

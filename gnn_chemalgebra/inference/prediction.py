@@ -222,6 +222,11 @@ class Prediction:
         self.prediction, self.abstained = "", True
 
     @property
+    def by_rule(self) -> bool:
+        """Whether an explicit rule wrote the line (the rules stage, :attr:`written_by`)."""
+        return self.written_by is not None and self.written_by.startswith("rule:")
+
+    @property
     def min_confidence_value(self) -> float:
         """The confidence ``--min-confidence`` compares (0 when there is none)."""
         return float(self.confidence or 0.0)
