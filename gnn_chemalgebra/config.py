@@ -37,8 +37,9 @@ class DataConfig:
     limit: int = _opt(0, lo=0)  # first N training lines; 0 = all
     val_limit: int = _opt(0, lo=0)  # first N validation lines; 0 = all
     lazy: bool = False  # GNN: featurise bags on access (memory grows with examples, not graphs)
-    extra_dirs: str = ""  # GNN: training lines of these folders too (comma list; the same variant and train split,
-    # e.g. gnnca data dropped --out), after data.dir's; "" = none
+    extra_dirs: str = ""  # training data of these folders too (comma list, e.g. gnnca data dropped --out), after
+    # data.dir's: the GNN reads their lines (the same variant and train split), the edit model their mapped
+    # reactions-train.jsonl; "" = none
     augment_drop_reagents: float = _opt(0.0, lo=0.0, hi=1.0)  # GNN training: chance that each molecule the line
     # does not consume (reagent, solvent, catalyst) leaves it (data/bag_transforms.py); 0 = off
     augment_salts: float = _opt(0.0, lo=0.0, hi=1.0)  # GNN training: chance that each unconsumed ion pair is written

@@ -78,7 +78,8 @@ def test_each_config_reads_the_folder_its_header_data_command_makes(path: Path) 
             assert option(step, "--built") in outs, f"{path.name}: a data step reads no earlier --out"
         outs.add(option(step, "--out"))
     cfg = load_typed_config(path)
-    assert cfg.data.dir == option(steps[-1], "--out")
+    # the GNN reads the last step's folder; the edit model the build, beside the dropped reactions' folder
+    assert cfg.data.dir == option(steps[-1], "--out") or (cfg.model.name == "edits" and cfg.data.dir in outs)
     for extra in filter(None, str(getattr(cfg.data, "extra_dirs", "") or "").split(",")):
         assert extra.strip() in outs, f"{path.name}: data.extra_dirs {extra!r} is made by no data step"
     assert header(path, "Train"), f"{path.name}: no '# Train:' line"
@@ -117,7 +118,8 @@ def _smoke_overrides(cfg: Any, built: Path, run_dir: Path) -> list[str]:
         "train.max_minutes=0", "train.num_threads=1", "train.tensorboard=false", "train.progress=false",
     ]  # fmt: skip
     if getattr(cfg.data, "extra_dirs", None):  # further training folders: the tiny build stands in for them too
-        sets.append(f"data.extra_dirs={built}")
+        # (the edit model reads an extra folder's reactions-train.jsonl: the build keeps its under uspto_bal/)
+        sets.append(f"data.extra_dirs={built / 'uspto_bal' if cfg.model.name == 'edits' else built}")
     if cfg.model.name == "transformer":
         sets += ["train.batch_size=8", "train.batch_tokens=0", "train.val_em_lines=2", "decode.max_len=16"]
         sets += ["train.eval_every=2"]

@@ -57,6 +57,9 @@ def register_textbook(
         checkpoint: list[Path] = typer.Option(
             [], "--checkpoint", help="GNN checkpoint (repeatable, one per representation; default: the bundled)."
         ),
+        edit_checkpoint: Path = typer.Option(
+            None, "--edit-checkpoint", help="Bond-edit model for SMILES lines (as gnnca predict; default: the bundled)."
+        ),
         data: Path = typer.Option(None, "--data", help="Folder of dev.tsv and held_out.tsv (default: data/textbook)."),
         extent: str = typer.Option("limiting", "--extent", help="Extent rule (as gnnca predict --extent)."),
         line_type: str = typer.Option("1", "--line-type", help="1, 2, auto or model (as gnnca predict)."),
@@ -72,7 +75,9 @@ def register_textbook(
         from ..io import atomic_write_json, atomic_write_text
         from .textbook import TextbookOptions, run_textbook, textbook_predict, textbook_rows, textbook_table
 
-        predict = textbook_predict(extent=extent, line_type=line_type, top_k=top_k, settings=list(set_))
+        predict = textbook_predict(
+            extent=extent, line_type=line_type, top_k=top_k, settings=list(set_), edit_checkpoint=edit_checkpoint
+        )
         opts = TextbookOptions(
             part=part, styles=tuple(s for s in styles.split(",") if s), data=data or DEFAULT_DIR,
             checkpoints=tuple(checkpoint), threshold=threshold, limit=limit, predict=predict,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
+from torch.utils.data import ConcatDataset
 from torch_geometric.loader import DataLoader
 
 from ..config import Config, DataConfig
@@ -47,15 +48,27 @@ def parse_sources(spec: str) -> tuple[str, ...]:
     return names
 
 
+def extra_reaction_path(folder: str | Path) -> Path:
+    """The closed reactions of a ``data.extra_dirs`` folder (``gnnca data dropped`` / ``gnnca data templates``)."""
+    return Path(folder) / "reactions-train.jsonl"
+
+
+def extra_dirs(d: DataConfig) -> list[str]:
+    return [x.strip() for x in d.extra_dirs.split(",") if x.strip()]
+
+
 def split_examples(
-    d: DataConfig, split: str, limit: int, sources: Sequence[str] = (), cache_dir: Path | None = None
-) -> tuple[Sequence[Any], dict[str, Any]]:
+    d: DataConfig, split: str, limit: int, sources: Sequence[str] = (), cache_dir: Path | None = None,
+    path: Path | None = None,
+) -> tuple[Sequence[Any], dict[str, Any]]:  # fmt: skip
     """Labelled examples of one split and a report of what was read, used and skipped, per source.
 
     ``sources``: records of other sources are left out (counted as ``excluded``). ``cache_dir``: the examples
     are loaded from / saved to a hash-keyed file there (:mod:`..data.edit_cache`) and come back packed.
+    ``path``: another reaction file than ``data.dir``'s (an extra folder's); records without atom maps are
+    skipped and counted as in any file.
     """
-    path = reaction_path(d.dir, split)
+    path = path or reaction_path(d.dir, split)
     if cache_dir is not None:
         from ..data.edit_cache import PackedEditExamples, example_cache_key, load_examples, save_examples
 
@@ -132,6 +145,7 @@ class EditTask(Task):
                 self.reports[name] = rep
                 if dist_info.is_main:
                     print(f"[edits] {name}: {_report_line(rep)}", file=sys.stderr)
+            self.examples["train"] = self._with_extra(d, sources, cache_dir, dist_info)
         self.train_ex, self.val_ex = self.examples["train"], self.examples["valid"]
         if not self.train_ex:
             raise InputError("no training examples")
@@ -153,6 +167,22 @@ class EditTask(Task):
         self.net = distributed.wrap(self.model, dist_info, device)
         self.weights = {"nochange": cfg.train.nochange_weight, "prod": cfg.train.prod_weight}
         self.pair_keep = float(cfg.train.pair_keep)
+
+    def _with_extra(self, d: DataConfig, sources: Sequence[str], cache_dir: Path | None,
+                    dist_info: distributed.DistInfo) -> Sequence[Any]:  # fmt: skip
+        """``data.dir``'s training examples followed by those of each ``data.extra_dirs`` folder (its mapped
+        reactions: closed dropped reactions, rule-made ones), each folder reported on its own line."""
+        parts = [self.examples["train"]]
+        for folder in extra_dirs(d):
+            path = extra_reaction_path(folder)
+            if not path.is_file():
+                raise InputError("data.extra_dirs: no reactions-train.jsonl in this folder", path=folder)
+            ex, rep = split_examples(d, "train", 0, sources, cache_dir, path=path)
+            parts.append(ex)
+            self.reports[f"train:{folder}"] = rep
+            if dist_info.is_main:
+                print(f"[edits] train, {folder}: {_report_line(rep)}", file=sys.stderr)
+        return parts[0] if len(parts) == 1 else ConcatDataset(parts)
 
     def steps_per_epoch(self) -> int:
         return len(self.loader)
@@ -183,7 +213,11 @@ class EditTask(Task):
             out["sources"] = {
                 k: {"by_source": r["by_source"], "excluded": r["excluded"]} for k, r in self.reports.items()
             }
-            out["training_data"] = training_data_label(self.reports["train"]["by_source"])
+            train_sources: dict[str, dict[str, Any]] = {}
+            for k, r in self.reports.items():
+                if k == "train" or k.startswith("train:"):
+                    train_sources.update({s: row for s, row in r["by_source"].items() if row.get("used")})
+            out["training_data"] = training_data_label(train_sources)
         return out
 
 

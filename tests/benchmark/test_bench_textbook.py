@@ -116,6 +116,7 @@ def test_check_reads_the_rows_without_a_model(tmp_path: Path) -> None:
         (["--part", "test"], "--part must be dev, held_out or all"),
         (["--styles", "smiles,inchi"], "--styles takes smiles, formula, reaction"),
         (["--checkpoint", "no/such.pt"], "checkpoint not found"),
+        (["--edit-checkpoint", "no/edits.pt"], "no/edits.pt: checkpoint not found"),
         (["--extent", "most"], "--extent must be one of"),
         (["--line-type", "3"], "--line-type must be auto, 1, 2 or model"),
         (["--set", "decode.no_such=1"], "no_such"),

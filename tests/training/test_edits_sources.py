@@ -80,3 +80,23 @@ def test_sources_spec() -> None:
         parse_sources("local,pubchem")
     assert training_data_label({"local": {"used": 3}, "uspto_full": {"used": 0}}) == "local"
     assert training_data_label({"local": {"used": 3}, "uspto_full": {"used": 2}}) == "local+extra"
+
+
+def test_extra_dirs_add_their_mapped_reactions(built: Path, tmp_path: Path) -> None:
+    """A ``data.extra_dirs`` folder (``gnnca data dropped`` layout) adds its mapped reactions after data.dir's;
+    its unmapped ones are counted, and a folder without reactions is one clear error."""
+    only_local = _cfg(built, tmp_path / "local", edit_sources="local")
+    extra = tmp_path / "dropped"
+    extra.mkdir()
+    rows = [{**r, "source": {"set": "uspto_full", "split": "train", "line": k}} for k, r in enumerate(RECORDS[3:5])]
+    rows.append({**RECORDS[5], "mapped": None, "source": {"set": "uspto_500_mt", "split": "train", "line": 9}})
+    (extra / "reactions-train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    base = train(only_local)
+    both = train({**_cfg(built, tmp_path / "both", edit_sources="local,uspto_full,uspto_500_mt",
+                         extra_dirs=str(extra))})  # fmt: skip
+    assert base["n_train"] == 3 and base["training_data"] == "local"
+    assert both["n_train"] == 6 + 2
+    assert both["sources"][f"train:{extra}"]["by_source"]["uspto_500_mt"]["skipped"] == {"no_atom_map": 1}
+    assert both["training_data"] == "local+extra"
+    with pytest.raises(InputError, match="no reactions-train.jsonl"):
+        train(_cfg(built, tmp_path / "bad", extra_dirs=str(tmp_path / "nothing")))
