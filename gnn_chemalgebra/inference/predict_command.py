@@ -102,7 +102,7 @@ def build_pipeline(
     benchmark keep theirs across runs)."""
     if models is None:
         models = Models(plan, second_opinion=plan.demands.confidence, after_load=after_load)
-    trust = TrustStage(plan.demands, RunTrust(plan), note)
+    trust = TrustStage(plan.demands, RunTrust(plan.opts, plan.conformal), note)
     return Pipeline(plan, models, trust, notice=note)
 
 
@@ -197,7 +197,8 @@ def predict_lines(
         workers=workers,
     )
     plan = resolve(opts, domain=True)
-    pipeline = Pipeline(plan, Models.of_loaded(predictor, plan), TrustStage(plan.demands, RunTrust(plan)))
+    trust = TrustStage(plan.demands, RunTrust(opts))
+    pipeline = Pipeline(plan, Models.of_loaded(predictor, plan), trust)
     stream = pipeline.stream(source_name)
     return collect(pipeline, stream, text_lines(list(lines), plan.max_chars, source_name))
 

@@ -22,7 +22,6 @@ from .prediction import LinePredictor, Prediction, SetFields
 RULE_NO_SET = "written by a rule: no conformal set (the sets are fitted on the model's own lines)"
 
 if TYPE_CHECKING:
-    from .plan import RunPlan
     from .stream import Outcome
 
 
@@ -136,12 +135,10 @@ class RunTrust:
     """What a ``gnnca predict`` run adds to the trust fields: the conformal sets (``--coverage``) and the
     abstention on lines out of domain (``--min-confidence`` without ``--keep-out-of-domain``), with their counts."""
 
-    def __init__(self, plan: RunPlan) -> None:
-        opts = plan.opts
-        self.sets = (
-            None if opts.coverage is None else ConformalSets(opts.coverage, opts.top_k, opts.conformal, plan.conformal)
-        )
-        self.abstain_ood = plan.demands.abstain_ood
+    def __init__(self, opts: PredictOptions, table: ConformalTable | None = None) -> None:
+        """``table``: the ``--conformal`` sidecar, read once (:func:`check_trust_options`)."""
+        self.sets = None if opts.coverage is None else ConformalSets(opts.coverage, opts.top_k, opts.conformal, table)
+        self.abstain_ood = opts.min_confidence is not None and not opts.keep_out_of_domain
         self.ood: Counter = Counter()
 
     def check_model(self, predictor: LinePredictor) -> None:

@@ -114,7 +114,7 @@ def test_reader_never_fails_but_on_binary_input(data: bytes, max_chars: int) -> 
 def stages(pred: object, **spec: object) -> tuple[Pipeline, LineStream]:
     """The predict path over a stand-in model: a stream of ``spec`` (:class:`StreamSpec`) and its pipeline."""
     plan = resolve(PredictOptions(input="-"))  # plain text: no trust stage
-    trust = TrustStage(plan.demands, RunTrust(plan))
+    trust = TrustStage(plan.demands, RunTrust(plan.opts))
     pipeline = Pipeline(plan, Models.of_loaded(pred, plan), trust)  # type: ignore[arg-type]
     return pipeline, LineStream(StreamSpec(source_name="in.txt", **spec))  # type: ignore[arg-type]
 

@@ -42,7 +42,7 @@ class FixedPredictor:
 def stages(pred: object, **spec: object) -> tuple[Pipeline, LineStream]:
     """The predict path over a stand-in model: a stream of ``spec`` (:class:`StreamSpec`) and its pipeline."""
     plan = resolve(PredictOptions(input="-"))  # plain text: no trust stage (the stand-in's confidences are kept)
-    trust = TrustStage(plan.demands, RunTrust(plan))
+    trust = TrustStage(plan.demands, RunTrust(plan.opts))
     pipeline = Pipeline(plan, Models.of_loaded(pred, plan), trust)  # type: ignore[arg-type]
     return pipeline, LineStream(StreamSpec(source_name="in.txt", **spec))  # type: ignore[arg-type]
 
