@@ -24,8 +24,8 @@ from .kinds import KINDS, EditModelConfig, GNNModelConfig, TransformerModelConfi
 from .kinds import opt as _opt
 
 __all__ = ["Config", "DataConfig", "DecodeConfig", "EditModelConfig", "GNNModelConfig", "TrainConfig",
-           "TransformerModelConfig", "apply_overrides", "decode_settings", "load_config", "load_typed_config",
-           "parse_config", "schema_keys", "typed"]  # fmt: skip
+           "TransformerModelConfig", "apply_overrides", "decode_overrides", "decode_settings", "load_config",
+           "load_typed_config", "parse_config", "schema_keys", "typed"]  # fmt: skip
 
 
 @dataclass
@@ -276,6 +276,21 @@ def decode_settings(saved: Mapping[str, Any] | None) -> DecodeConfig:
     sec = (saved or {}).get("decode") or {}
     known = {f.name for f in dataclasses.fields(DecodeConfig)}
     return _build(DecodeConfig, {k: v for k, v in dict(sec).items() if k in known}, "decode", "checkpoint", {})
+
+
+def decode_overrides(settings: DecodeConfig, sets: Iterable[str]) -> DecodeConfig:
+    """``settings`` with ``decode.key=value`` overrides applied and validated like a config file's (an unknown
+    key names the closest valid one; a value of the wrong type is one line)."""
+    sets = list(sets)
+    if not sets:
+        return settings
+    for item in sets:
+        if not item.split("=", 1)[0].strip().startswith("decode."):
+            raise InputError(
+                f"predict takes decode.* settings only (e.g. decode.balance_beam=8), got {item!r}", path="--set"
+            )
+    raw = apply_overrides({"decode": dataclasses.asdict(settings)}, sets)
+    return parse_config(raw, source="--set").decode
 
 
 def schema_keys(model_name: str = "gnn") -> list[str]:
