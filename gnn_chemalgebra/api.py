@@ -10,115 +10,25 @@ Example (runs with the bundled models)::
     p.extent, p.fallback, [(r.mol, r.role) for r in p.roles]
 
 The same parser, decoder and report as ``gnnca predict`` (records are its ``--json`` objects); torch is imported
-on the first :func:`load_predictor` call, not on ``import gnn_chemalgebra``.
+on the first :func:`load_predictor` call, not on ``import gnn_chemalgebra``. :class:`Prediction` is the one typed
+prediction of the package (:class:`gnn_chemalgebra.inference.prediction.Prediction`), the very object the
+pipeline's stages complete, with the API's names as properties: ``source``, ``roles``, ``calibrated``,
+``calibration_note``, ``in_domain``, ``nearest_training_similarity``, ``top_k`` (line, probability) pairs and
+``record`` (its ``--json`` object); ``abstained``, ``error`` and ``blank`` mark a line given back in its place.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, replace
+from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from .errors import InputError
+from .inference.prediction import MoleculeRole, Prediction
 from .io import checkpoint_paths
 
-if TYPE_CHECKING:
-    from .inference.prediction import Prediction as LinePrediction
-
-
-@dataclass(frozen=True)
-class MoleculeRole:
-    """One input molecule in the chosen hypothesis: its role and ``nu`` there, the role head's probability of
-    that role, and the head's own most likely role (``best_role``), which the chosen hypothesis may overrule."""
-
-    mol: str
-    role: str
-    nu: int
-    confidence: float
-    best_role: str
-
-
-@dataclass(frozen=True)
-class Prediction:
-    """The prediction for one input line.
-
-    ``prediction`` is the balanced target line (benchmark format; empty when ``abstained``); ``extent`` the extent of
-    reaction and ``extent_rule`` the rule that chose it (``bayes`` / ``limiting``); ``confidence`` the probability that
-    the line is exactly right, calibrated on validation lines when the checkpoint has a calibration beside it
-    (``calibrated``; else the role head's joint probability of the chosen roles, 0.0 for a fallback;
-    ``calibration_note`` says why a calibrated checkpoint's number is not called calibrated: decode settings other than
-    the fitted ones, or a Type-2 line written under another extent rule); ``in_domain`` whether the reaction resembles
-    the training reactions (``None``: no index beside the checkpoint) with ``nearest_training_similarity``; ``top_k``
-    the best distinct balanced lines as (line, probability), most probable first; ``fallback`` is true when no
-    hypothesis balanced and the source was written unchanged; ``abstained`` when ``confidence`` was below the
-    ``min_confidence`` asked; ``error`` why the line was refused (``predict(..., skip_invalid=True)``: the line's
-    place is kept, with an empty prediction); ``blank`` marks a blank or ``#`` line, kept in its place with an empty
-    prediction, so that the results line up with the input lines. ``record`` is the full ``gnnca predict --json``
-    object."""
-
-    line: int
-    source: str
-    prediction: str
-    roles: tuple[MoleculeRole, ...]
-    extent: int
-    extent_rule: str
-    confidence: float
-    fallback: bool
-    main_product: str | None
-    record: Mapping[str, Any] = field(repr=False, compare=False)
-    calibrated: bool = False
-    calibration_note: str | None = None
-    in_domain: bool | None = None
-    nearest_training_similarity: float | None = None
-    top_k: tuple[tuple[str, float], ...] = ()
-    abstained: bool = False
-    error: str | None = None
-    blank: bool = False
-
-    @classmethod
-    def passed_over(cls, line: int, source: str) -> Prediction:
-        """A blank or ``#`` line: nothing to predict, kept in its place (as ``gnnca predict`` writes an empty line)."""
-        rec = {"line": line, "prediction": "", "blank": True}
-        return cls(line, source, "", (), 0, "", 0.0, False, None, rec, blank=True)
-
-    @classmethod
-    def refused(cls, line: int, source: str, error: str) -> Prediction:
-        """A line ``predict(..., skip_invalid=True)`` refused: no prediction, the reason in ``error``."""
-        rec = {"line": line, "prediction": "", "error": error}
-        return cls(line, source, "", (), 0, "", 0.0, False, None, rec, error=error)
-
-    @classmethod
-    def from_prediction(
-        cls, pred: LinePrediction, min_confidence: float | None = None, keep_out_of_domain: bool = False
-    ) -> Prediction:
-        """A predicted line as the API gives it; with ``min_confidence``, abstained below it, and on a line out of
-        domain unless ``keep_out_of_domain`` (as ``gnnca predict --min-confidence``)."""
-        abstain = min_confidence is not None and (
-            float(pred.confidence or 0.0) < min_confidence or (pred.in_domain is False and not keep_out_of_domain)
-        )
-        roles = tuple(MoleculeRole(m.mol, m.role, m.nu, m.confidence, m.best_role) for m in pred.molecules)
-        trust = pred.trust
-        return cls(
-            line=pred.line,  # type: ignore[arg-type]  # set by the stream
-            source=pred.completed_source if pred.completed_source is not None else pred.source or "",
-            prediction="" if abstain else pred.prediction,
-            roles=roles,
-            extent=pred.extent,  # type: ignore[arg-type]  # None from a sequence model
-            extent_rule=pred.extent_rule,  # type: ignore[arg-type]
-            confidence=pred.confidence,  # type: ignore[arg-type]  # the trust stage always sets one
-            fallback=pred.fallback,
-            main_product=pred.main_product,
-            record=pred.to_json(),
-            calibrated=trust is not None and trust.calibrated,
-            calibration_note=None if trust is None else trust.calibration_note,
-            in_domain=pred.in_domain,
-            nearest_training_similarity=None
-            if trust is None or trust.domain is None
-            else trust.domain.nearest_training_similarity,
-            top_k=tuple((t.prediction, t.probability) for t in pred.top_k),
-            abstained=abstain,
-        )
+__all__ = ["MoleculeRole", "Prediction", "ReactionPredictor", "load_predictor"]
 
 
 class ReactionPredictor:
@@ -138,11 +48,10 @@ class ReactionPredictor:
         from . import lazy_imports
 
         lazy_imports.install()  # as gnnca does: torch._dynamo loads only if something uses it (faster start)
-        from .config import DecodeConfig
-        from .inference.byproduct_convention import check_convention
         from .inference.options import PredictOptions
         from .inference.pipeline import Models
-        from .inference.run import COEF_SETS, decode_overrides, resolve_extent
+        from .inference.plan import resolve
+        from .inference.run import COEF_SETS
 
         _choice("coef_set", coef_set, COEF_SETS)
         _checkpoint_argument("checkpoint", checkpoint)
@@ -154,24 +63,23 @@ class ReactionPredictor:
         bad = [x for x in settings if not isinstance(x, str)]
         if bad:
             raise TypeError(f"settings are 'decode.key=value' strings, got {type(bad[0]).__name__}")
-        # an unknown rule or setting fails here, not at the first prediction; lines given here are free input
-        self.extent = resolve_extent(extent, None)
-        check_convention(byproducts)
-        decode_overrides(DecodeConfig(), settings)
         self.checkpoint = checkpoint
         self.device = device
         self.options = PredictOptions(
-            input="<input>",
+            input="-",  # lines given here are free input, as stdin's
             checkpoint=None if checkpoint is None else Path(checkpoint),
             edit_checkpoint=None if edit_checkpoint is None else Path(edit_checkpoint),
-            extent=self.extent,
+            extent=extent,
             byproducts=byproducts,
             settings=settings,
             coef_set=coef_set,
             device=device,
         )
+        # an unknown rule, setting or device fails here, not at the first prediction
+        plan = resolve(self.options, domain=True)
+        self.extent = plan.extent
         # the models of gnnca predict (Predictor.from_checkpoint); every record shows its confidence
-        self._models = Models(self.options, self.extent, second_opinion=True)
+        self._models = Models(plan, second_opinion=True)
         if checkpoint is not None:
             self._models.fixed()
 
@@ -199,7 +107,7 @@ class ReactionPredictor:
         below it, or out of domain (``in_domain`` false) unless ``keep_out_of_domain``, is returned with
         ``abstained`` true and an empty ``prediction``; ``skip_invalid``: a bad line is
         returned in its place with ``error`` set (as ``gnnca predict --skip-invalid``) instead of raising."""
-        from .inference.options import check_options, max_chars_of
+        from .inference.plan import resolve
         from .inference.predict_command import build_pipeline, collect
         from .inference.source import text_lines
 
@@ -216,18 +124,25 @@ class ReactionPredictor:
             if not isinstance(flag, bool):  # a truthy "no" must not keep lines out of domain
                 raise InputError(f"{name} must be True or False, got {flag!r}")
         opts = replace(
-            self.options, beam=beam, batch_size=batch_size, workers=workers, top_k=top_k, skip_invalid=skip_invalid
+            self.options,
+            beam=beam,
+            batch_size=batch_size,
+            workers=workers,
+            top_k=top_k,
+            skip_invalid=skip_invalid,
+            min_confidence=min_confidence,
+            keep_out_of_domain=keep_out_of_domain and min_confidence is not None,
         )
-        check_options(replace(opts, input="-"))
+        plan = resolve(opts, domain=True)
         items = _text_items(lines)
         # the path of gnnca predict, with the in-domain fields in every record
-        pipeline = build_pipeline(opts, self.extent, models=self._models, domain=True)
+        pipeline = build_pipeline(plan, models=self._models)
         stream = pipeline.stream("<input>")
-        res = collect(pipeline, stream, text_lines(items, max_chars_of(opts), "<input>"))
-        out = [Prediction.from_prediction(p, min_confidence, keep_out_of_domain) for p in res.predictions]
+        res = collect(pipeline, stream, text_lines(items, plan.max_chars, "<input>"))
+        out = list(res.predictions)  # a line abstained on is withheld: empty prediction, ``abstained`` true
         out += [Prediction.refused(n, items[n - 1], e) for n, e in res.refused]  # numbered as text_lines does
         out += [Prediction.passed_over(n, items[n - 1]) for n in res.blank]
-        out.sort(key=lambda p: p.line)
+        out.sort(key=lambda p: p.line or 0)
         return out
 
 

@@ -24,8 +24,8 @@ from .kinds import KINDS, EditModelConfig, GNNModelConfig, TransformerModelConfi
 from .kinds import opt as _opt
 
 __all__ = ["Config", "DataConfig", "DecodeConfig", "EditModelConfig", "GNNModelConfig", "TrainConfig",
-           "TransformerModelConfig", "apply_overrides", "decode_settings", "load_config", "load_typed_config",
-           "parse_config", "schema_keys", "typed"]  # fmt: skip
+           "TransformerModelConfig", "apply_overrides", "decode_overrides", "decode_settings", "load_config",
+           "load_typed_config", "parse_config", "schema_keys", "typed"]  # fmt: skip
 
 
 @dataclass
@@ -46,7 +46,7 @@ class DataConfig:
     # as its salt and each salt as its ions; 0 = off
     max_pairs: int = _opt(6000, lo=1)  # edit model: candidate pairs per reaction above which pairs are sampled
     edit_sources: str = ""  # edit model: training records of these sources only (comma list of local, uspto_full,
-    # uspto_500_mt; records without an atom map are skipped and counted either way); "" = every record
+    # uspto_500_mt, templates; records without an atom map are skipped and counted either way); "" = every record
     cache_examples: bool = False  # edit model: featurised examples cached once under <run_dir>/cache (hash-keyed)
     tokenizer: str = "auto"  # transformer: auto (from the variant), formula, smiles, or a digit-level one
     sort_targets: bool = False  # transformer: train on targets with their terms sorted (EM ignores order)
@@ -276,6 +276,21 @@ def decode_settings(saved: Mapping[str, Any] | None) -> DecodeConfig:
     sec = (saved or {}).get("decode") or {}
     known = {f.name for f in dataclasses.fields(DecodeConfig)}
     return _build(DecodeConfig, {k: v for k, v in dict(sec).items() if k in known}, "decode", "checkpoint", {})
+
+
+def decode_overrides(settings: DecodeConfig, sets: Iterable[str]) -> DecodeConfig:
+    """``settings`` with ``decode.key=value`` overrides applied and validated like a config file's (an unknown
+    key names the closest valid one; a value of the wrong type is one line)."""
+    sets = list(sets)
+    if not sets:
+        return settings
+    for item in sets:
+        if not item.split("=", 1)[0].strip().startswith("decode."):
+            raise InputError(
+                f"predict takes decode.* settings only (e.g. decode.balance_beam=8), got {item!r}", path="--set"
+            )
+    raw = apply_overrides({"decode": dataclasses.asdict(settings)}, sets)
+    return parse_config(raw, source="--set").decode
 
 
 def schema_keys(model_name: str = "gnn") -> list[str]:

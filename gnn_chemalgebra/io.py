@@ -179,3 +179,31 @@ def existing_folder(path: Path, what: str) -> Path:
 def checkpoint_paths(spec: str | Path) -> list[str]:
     """The checkpoint files a ``--checkpoint`` value names: one path, or several joined by commas (an ensemble)."""
     return [p for p in str(spec).split(",") if p] or [str(spec)]
+
+
+def checkpoint_files(spec: str | Path, named: str = "") -> list[str]:
+    """:func:`checkpoint_paths`, each one checked to be a readable file: a missing, folder or unreadable one is
+    one :class:`InputError` line naming it (``named``: who named it, said after "checkpoint not found")."""
+    parts = checkpoint_paths(spec)
+    for part in parts:
+        if not Path(part).exists():
+            raise InputError(f"checkpoint not found{named}", path=part)
+        if Path(part).is_dir():
+            raise InputError("is a folder, not a checkpoint file", path=part)
+        if not os.access(part, os.R_OK):
+            raise InputError("checkpoint not readable (permission denied)", path=part)
+    return parts
+
+
+def output_folder(path: Path, flag: str, what: str) -> Path:
+    """The folder an option's output (``what``) goes in: ``path`` itself when it is a folder, else its parent;
+    a file, a missing folder or one that cannot be written is one :class:`InputError` line, before any work."""
+    folder = path if path.is_dir() else path.parent
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"is a file, not a folder: {flag} cannot write its {what} in it", path=str(folder))
+    if not folder.is_dir():
+        raise InputError(f"folder for {flag} does not exist (create it first)", path=str(folder))
+    why = cannot_write_in(folder)
+    if why is not None:
+        raise InputError(f"cannot write the {flag} {what} in this folder: {why}", path=str(folder))
+    return folder

@@ -70,6 +70,26 @@ def test_readme_api_example_runs_as_documented(capsys: pytest.CaptureFixture[str
 
 
 @pytest.mark.unit
+def test_the_api_returns_the_one_typed_prediction() -> None:
+    """The API's Prediction is the pipeline's own (no second class); its names are properties of it, and a line
+    given back in its place (blank, refused, abstained on) is one too."""
+    from gnn_chemalgebra.inference import prediction as typed
+
+    assert Prediction is typed.Prediction and MoleculeRole is typed.MoleculeRole
+    blank, bad = Prediction.passed_over(2, "# c"), Prediction.refused(3, "C1CC", "<input>:3: neither")
+    assert blank.record == {"line": 2, "prediction": "", "blank": True} and blank.source == "# c" and blank.blank
+    assert bad.record == {"line": 3, "prediction": "", "error": "<input>:3: neither"} and bad.roles == ()
+    p = Prediction.of_line("{1}CCO", 0.3).placed(1, "{1}CCO", "in", 1)
+    p.trust = typed.TrustFields(0.3, True, None, typed.DomainFields(False, 0.2, ["far"]), [], [
+        typed.Alternative("{1}CCO", 0.3, None)
+    ])  # fmt: skip
+    assert p.top_k == (("{1}CCO", 0.3),) and p.calibrated and p.in_domain is False
+    assert p.nearest_training_similarity == 0.2 and p.source == "{1}CCO" and p.record == p.to_json()
+    p.withhold()
+    assert p.abstained and p.prediction == "" and p.record["abstained"] is True and p.top_k[0][0] == "{1}CCO"
+
+
+@pytest.mark.unit
 def test_package_import_stays_cheap() -> None:
     code = "import sys, gnn_chemalgebra; assert callable(gnn_chemalgebra.load_predictor); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
@@ -106,3 +126,5 @@ def test_api_arguments_are_checked_when_given() -> None:
         assert says in str(err.value), (kw, str(err.value))
     (p,) = predictor.predict(AMOUNTS, top_k=2, min_confidence=0)  # right values still work
     assert p.prediction and len(p.top_k) >= 1
+    (q,) = predictor.predict(AMOUNTS, min_confidence=1.0, keep_out_of_domain=True)  # withheld by the pipeline
+    assert q.abstained and q.prediction == "" and q.record["abstained"] is True and q.roles  # the rest kept

@@ -70,16 +70,19 @@ def test_each_config_reads_the_folder_its_header_data_command_makes(path: Path) 
         pytest.fail(f"{path.name}: gnnca data build refuses {' '.join(first[3:])!r}: {err}")
     outs = {option(first, "--out")}
     for step in steps[1:]:
-        if step[:3] == ["gnnca", "data", "dropped"]:  # gnnca data dropped BUILT --out DIR
-            assert step[3] in outs, f"{path.name}: gnnca data dropped reads no earlier --out"
+        if step[:3] in (["gnnca", "data", "dropped"], ["gnnca", "data", "templates"]):  # ... BUILT --out DIR
+            assert step[3] in outs, f"{path.name}: gnnca data {step[2]} reads no earlier --out"
         else:
             assert step[:2] == ["python", "scripts/mix_type_lines.py"], f"{path.name}: unknown data step {step[:2]}"
             assert (ROOT / step[1]).is_file()
             assert option(step, "--built") in outs, f"{path.name}: a data step reads no earlier --out"
         outs.add(option(step, "--out"))
     cfg = load_typed_config(path)
-    # the GNN reads the last step's folder; the edit model the build, beside the dropped reactions' folder
-    assert cfg.data.dir == option(steps[-1], "--out") or (cfg.model.name == "edits" and cfg.data.dir in outs)
+    # data.dir is the build or a folder mixed from it; the dropped and template folders only add to it
+    extras_made = {
+        option(s, "--out") for s in steps if s[:3] in (["gnnca", "data", "dropped"], ["gnnca", "data", "templates"])
+    }
+    assert cfg.data.dir in outs - extras_made, f"{path.name}: data.dir {cfg.data.dir!r} is made by no build or mix step"
     for extra in filter(None, str(getattr(cfg.data, "extra_dirs", "") or "").split(",")):
         assert extra.strip() in outs, f"{path.name}: data.extra_dirs {extra!r} is made by no data step"
     assert header(path, "Train"), f"{path.name}: no '# Train:' line"

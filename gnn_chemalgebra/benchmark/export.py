@@ -22,8 +22,7 @@ def slim_copy(
     import dataclasses
 
     from ..checkpoint import load_checkpoint, save_checkpoint
-    from ..config import decode_settings
-    from ..inference.run import decode_overrides
+    from ..config import decode_overrides, decode_settings
 
     ck = load_checkpoint(src)
     if decode:

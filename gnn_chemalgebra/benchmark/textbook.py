@@ -78,24 +78,21 @@ class _Models:
     (each serves the representation it reads)."""
 
     def __init__(self, opts: TextbookOptions) -> None:
-        from ..inference.decoder import extent_rule_for
-        from ..inference.options import check_options
         from ..inference.pipeline import Models
+        from ..inference.plan import resolve
 
         base = opts.predict
-        extent_rule_for([], base.extent)  # an unknown rule is one line, before a model loads
-        check_options(base)  # --line-type and --set as gnnca predict checks them
-        self.extent = base.extent
+        plan = resolve(base, domain=True)  # --extent, --line-type and --set as gnnca predict checks them
         self.by_repr: dict[str, Models] = {}
         self.names: dict[str, str] = {}
         if not opts.checkpoints:
-            self.bundled: Models | None = Models(base, base.extent, second_opinion=True)
+            self.bundled: Models | None = Models(plan, second_opinion=True)
             return
         self.bundled = None
         for path in opts.checkpoints:
             if not Path(path).is_file():
                 raise InputError("checkpoint not found", path=str(path))
-            pred = Models(_with(base, checkpoint=Path(path)), base.extent, second_opinion=True)
+            pred = Models(resolve(_with(base, checkpoint=Path(path)), domain=True), second_opinion=True)
             fixed = pred.fixed()
             assert fixed is not None  # a checkpoint was named
             repr = fixed.repr
@@ -105,7 +102,7 @@ class _Models:
 
     def predict(self, lines: list[str], repr: str) -> tuple[list[dict[str, Any] | None], str]:
         """One record per line (``None`` where the line was refused, with its message in the record's place)."""
-        from ..inference.options import max_chars_of
+        from ..inference.plan import resolve
         from ..inference.predict_command import build_pipeline, collect
         from ..inference.run import default_checkpoint
         from ..inference.source import text_lines
@@ -113,10 +110,10 @@ class _Models:
         models = self.bundled if self.bundled is not None else self.by_repr.get(repr)
         if models is None:
             raise InputError(f"no checkpoint reads {repr}: give one with --checkpoint or leave it out")
-        opts = _with(models.opts, repr=repr)
-        pipeline = build_pipeline(opts, self.extent, models=models, domain=True)
+        plan = resolve(_with(models.opts, repr=repr), domain=True)
+        pipeline = build_pipeline(plan, models=models)
         stream = pipeline.stream("<textbook>")
-        res = collect(pipeline, stream, text_lines(lines, max_chars_of(opts), "<textbook>"))
+        res = collect(pipeline, stream, text_lines(lines, plan.max_chars, "<textbook>"))
         out: list[dict[str, Any] | None] = [None] * len(lines)
         for rec in res.records:
             out[rec["line"] - 1] = rec

@@ -12,6 +12,7 @@ from .build import data_build
 from .chemist import data_chemist
 from .dropped import data_dropped
 from .formula_extra import data_formula_extra
+from .templates import data_templates
 from .verify import data_verify
 
 # (name, command): each command's docstring is its help
@@ -21,6 +22,7 @@ COMMANDS: tuple[tuple[str, Callable[..., None]], ...] = (
     ("chemist", data_chemist),
     ("verify", data_verify),
     ("dropped", data_dropped),
+    ("templates", data_templates),
 )
 
 

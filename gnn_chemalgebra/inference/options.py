@@ -7,17 +7,12 @@ A field's flag and help are its metadata (:func:`option`); a field without one i
 
 from __future__ import annotations
 
-import os
-import sys
 from dataclasses import MISSING, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..chem import limits
-from ..chem.limits import Limits
-from ..config import DecodeConfig
 from ..errors import InputError
-from ..io import cannot_write_in, checkpoint_paths
 
 REPRS = ("auto", "smiles", "formula")
 DEFAULT_SET_K = 5  # --top-k when --coverage is given without it: the k the bundled sets are fitted for
@@ -239,15 +234,12 @@ class Demands:
         )
 
 
-def limits_of(opts: PredictOptions) -> Limits:
-    """The size limits a line must keep (the defaults, with the ``--max-*`` options put in)."""
-    return Limits.from_options(opts.max_atoms, opts.max_molecules, opts.max_chars, opts.max_total_atoms, opts.max_coef)
-
-
 def check_options(opts: PredictOptions) -> None:
-    """Every option checked before a model is loaded or a line read: one :class:`InputError` line each."""
+    """The options' choices and counts, and the input file, checked before any work: one :class:`InputError`
+    line each. What the options name below this floor (the ``--set`` items, the checkpoints, the ``--draw``
+    folder, the size limits, the device) is checked as it is resolved (:func:`~.plan.resolve`)."""
     from .byproduct_convention import check_convention
-    from .run import COEF_SETS, decode_overrides, line_vtype
+    from .run import COEF_SETS, line_vtype
 
     if opts.coef_set not in COEF_SETS:
         raise InputError(f"--coef-set must be in, out or auto, got {opts.coef_set!r}")
@@ -255,8 +247,6 @@ def check_options(opts: PredictOptions) -> None:
         raise InputError(f"--repr must be smiles, formula or auto, got {opts.repr!r}")
     line_vtype([], opts.line_type, 1)
     check_convention(opts.byproducts)
-    limits_of(opts)  # a negative limit is one line
-    decode_overrides(DecodeConfig(), opts.settings)  # a bad --set item fails here, even for an input of no lines
     for name in ("beam", "batch_size", "workers"):
         if getattr(opts, name) < 1:
             raise InputError(f"--{name.replace('_', '-')} must be at least 1, got {getattr(opts, name)}")
@@ -264,33 +254,9 @@ def check_options(opts: PredictOptions) -> None:
         raise InputError(f"--top-k must be at least 1, got {opts.top_k}")
     if opts.min_confidence is not None and not 0.0 <= opts.min_confidence <= 1.0:
         raise InputError(f"--min-confidence must lie in [0, 1], got {opts.min_confidence}")
-    if opts.draw is not None:
-        folder = Path(opts.draw) if Path(opts.draw).is_dir() else Path(opts.draw).parent
-        if folder.exists() and not folder.is_dir():
-            raise InputError("is a file, not a folder: --draw cannot write its images in it", path=str(folder))
-        if not folder.is_dir():
-            raise InputError("folder for --draw does not exist (create it first)", path=str(folder))
-        why = cannot_write_in(folder)
-        if why is not None:
-            raise InputError(f"cannot write the --draw images in this folder: {why}", path=str(folder))
     if opts.input != "-":
         path = Path(opts.input)
         if not path.exists():
             raise InputError("input file not found", path=opts.input)
         if path.is_dir():
             raise InputError("is a folder, not an input file", path=opts.input)
-    for spec in (opts.checkpoint, opts.edit_checkpoint):
-        if spec is None:
-            continue
-        for part in checkpoint_paths(spec):
-            if not Path(part).exists():
-                raise InputError("checkpoint not found", path=part)
-            if Path(part).is_dir():
-                raise InputError("is a folder, not a checkpoint file", path=part)
-            if not os.access(part, os.R_OK):
-                raise InputError("checkpoint not readable (permission denied)", path=part)
-
-
-def max_chars_of(opts: PredictOptions) -> int:
-    """The character limit of one input line (0, no limit: a number no line reaches)."""
-    return limits_of(opts).max_chars or sys.maxsize // 8

@@ -16,6 +16,7 @@ from .stop import StopOnSignals
 from .stream import LineStream, Outcome
 
 if TYPE_CHECKING:
+    from ..progress import Progress
     from .options import PredictOptions
 
 
@@ -26,18 +27,15 @@ def write_outcomes(
     out: TextIO,
     echo: Callable[[str], None],
     stop: StopOnSignals,
+    progress: Progress,
 ) -> list[Prediction]:
     """Write each flushed group of ``stream``'s outcomes and flush the output (a signal waits for the group's
-    last line); refusals, abstentions and fallbacks go to stderr as they happen. Returns the predictions written
-    when ``--draw`` keeps them."""
-    from ..progress import bar, wanted
-
+    last line), counting the lines on ``progress`` (the run's bar, drawn from here on); refusals, abstentions and
+    fallbacks go to stderr as they happen. Returns the predictions written when ``--draw`` keeps them."""
     keep = opts.draw is not None
     records: list[Prediction] = []
     kept = 0  # lines where a chemist's line was asked and the benchmark's by-products were written
-    total = _count_lines(opts.input) if opts.input != "-" and wanted(1001, quiet=opts.quiet) else None
-    show = total is not None and wanted(total, quiet=opts.quiet)
-    with bar(total or 0, "predict", enabled=show) as b:
+    with progress as b:
         for group in groups:
             text = "\n".join(json.dumps(o.json()) if opts.as_json else _text(o, opts) for o in group)
             try:
@@ -75,13 +73,4 @@ def _text(o: Outcome, opts: PredictOptions) -> str:
         return set_text(o.prediction.sets)
     if not opts.columns or o.prediction is None or o.abstained is not None:
         return o.text()
-    return "\t".join(f"{row.prediction}\t{row.probability:.4f}" for row in o.prediction.top_k)
-
-
-def _count_lines(path: str) -> int | None:
-    """Lines of a file for the progress bar's total (a quick byte scan; ``None`` when unreadable)."""
-    try:
-        with open(path, "rb") as fh:
-            return sum(chunk.count(b"\n") for chunk in iter(lambda: fh.read(1 << 20), b""))
-    except OSError:
-        return None
+    return "\t".join(f"{line}\t{probability:.4f}" for line, probability in o.prediction.top_k)

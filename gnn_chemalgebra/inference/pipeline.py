@@ -1,36 +1,38 @@
 """The prediction path, one stage after the other, each handed the typed values of the one before::
 
+    plan          plan.py         resolve: every option checked and what it implies resolved, once -> RunPlan
     read          source.py       a file or pipe (LineSource), or lines in memory (text_lines) -> RawLine
     parse, check  stream.py       LineStream: representation, size limits, refusals, order -> Batch of ReactionInput
     featurise     run.py          to_example with the model's representation and line type -> BagExample
     model, decode predictor.py    a LinePredictor (GNN, ensemble, GNN pair, Transformer) -> Prediction
-    trust         trust_stage.py  TrustStage: calibrated confidence, in-domain fields, top_k, conformal sets
+    trust         trust_stage.py  TrustStage: calibrated confidence, in-domain fields, top_k
     rules         rules_stage.py  a user's line an explicit rule covers is written by the rule
+    sets          predict_sets.py conformal sets of the model's lines (--coverage; a rule's line gets none)
     write         output.py       text, --columns, --coverage or --json lines (Prediction.to_json at the edge)
 
 :class:`Pipeline` drives them: the stream gives out a batch, the pipeline predicts it and hands the outcomes
-back (:meth:`~.stream.LineStream.fill`); nothing below calls up. What each run computes is its
-:class:`~.options.Demands`, derived from the options in one place.
+back (:meth:`~.stream.LineStream.fill`); nothing below calls up. Every stage is handed the run's
+:class:`~.plan.RunPlan` (what each run computes is its :class:`~.options.Demands`, in the plan) and reaches for no
+option's helper mid-run.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Iterable, Iterator
-from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..chem.bag import format_bag
 from ..data.dataset import BagExample
 from ..errors import InputError
-from ..io import checkpoint_paths
-from .byproduct_convention import resolve_byproducts
-from .options import Demands, PredictOptions, limits_of
 from .prediction import LinePredictor, Prediction
-from .rules_stage import rule_predictions, rules_apply
+from .rules_stage import rule_predictions
 from .run import default_checkpoint, line_vtype, to_example
 from .source import RawLine
 from .stream import Batch, LineStream, Outcome, StreamSpec
 from .trust_stage import TrustStage
+
+if TYPE_CHECKING:
+    from .plan import RunPlan
 
 
 class Models:
@@ -38,32 +40,20 @@ class Models:
     (:meth:`~.predictor.Predictor.from_checkpoint`); or one already loaded (:meth:`of_loaded`)."""
 
     def __init__(
-        self,
-        opts: PredictOptions,
-        extent: str,
-        *,
-        second_opinion: bool = False,
-        after_load: Callable[[], None] | None = None,
+        self, plan: RunPlan, *, second_opinion: bool = False, after_load: Callable[[], None] | None = None
     ) -> None:
-        from ..device import select_device
-
-        self.opts, self.extent = opts, extent
-        # the by-product convention: benchmark for a benchmark source file or --extent bayes, else chemist
-        path = None if opts.input == "-" else opts.input
-        self.byproducts = resolve_byproducts(opts.byproducts, path, opts.extent)
-        self.rules = rules_apply(self.byproducts, path)  # a user's lines
-        self.device = select_device(opts.device)  # an unknown or missing device fails here, before any load
+        self.plan, self.opts = plan, plan.opts
+        self.rules = plan.rules  # a user's lines
         self.second_opinion, self.after_load = second_opinion, after_load
-        self.explicit = opts.checkpoint is not None or bool(os.environ.get("GNNCA_CHECKPOINT"))
         self._loaded: dict[str, LinePredictor] = {}
         self._by_repr: dict[str, LinePredictor] = {}
         self._given: LinePredictor | None = None
 
     @classmethod
-    def of_loaded(cls, predictor: LinePredictor, opts: PredictOptions) -> Models:
+    def of_loaded(cls, predictor: LinePredictor, plan: RunPlan) -> Models:
         """A model already loaded, for every line (:func:`~.predict_command.predict_lines`)."""
-        models = cls(opts, opts.extent)  # nothing is loaded: the extent rule is the model's own
-        models._given, models.explicit = predictor, True
+        models = cls(plan)
+        models._given = predictor
         models.rules = False  # the model's own lines (the benchmark stages, tests of a model)
         return models
 
@@ -71,10 +61,11 @@ class Models:
         from .predictor import Predictor, PredictorOptions
 
         if path not in self._loaded:
+            plan = self.plan
             edit = str(self.opts.edit_checkpoint) if self.opts.edit_checkpoint is not None else None
             overrides = tuple(self.opts.settings)
-            options = PredictorOptions(edit, self.extent, overrides=overrides, byproducts=self.byproducts)
-            model = Predictor.from_checkpoint(path, self.device, options)
+            options = PredictorOptions(edit, plan.extent, overrides=overrides, byproducts=plan.byproducts)
+            model = Predictor.from_checkpoint(path, plan.device, options)
             if isinstance(model, Predictor):
                 model.second_opinion = self._wants_second_opinion(model)
             self._loaded[path] = model
@@ -96,27 +87,19 @@ class Models:
         return trust is not None and trust.calibrator is not None and SECOND_OPINION in trust.calibrator.top
 
     def fixed(self) -> LinePredictor | None:
-        """The checkpoint the user named ($GNNCA_CHECKPOINT included), loaded; ``None`` for the bundled ones."""
+        """The checkpoint the user named ($GNNCA_CHECKPOINT included, checked by the plan), loaded; ``None`` for the
+        bundled ones."""
         if self._given is not None:
             return self._given
-        if not self.explicit:
-            return None
-        path = str(self.opts.checkpoint) if self.opts.checkpoint is not None else str(default_checkpoint())
-        named = "" if self.opts.checkpoint is not None else " (named by $GNNCA_CHECKPOINT)"
-        for part in checkpoint_paths(path):
-            if not Path(part).is_file():
-                raise InputError(f"checkpoint not found{named}", path=part)
-        return self.load(path)
+        return None if self.plan.checkpoint is None else self.load(self.plan.checkpoint)
 
     def for_repr(self, repr: str) -> LinePredictor:
         """The model for lines in ``repr`` (resolved once per representation)."""
         got = self._given or self._by_repr.get(repr)
         if got is not None:
             return got
-        if self.explicit:
-            got = self.fixed()
-            assert got is not None
-        else:
+        got = self.fixed()
+        if got is None:
             path = default_checkpoint(repr)
             if not path.is_file():
                 raise InputError("the bundled checkpoint is missing (reinstall the package)", path=str(path))
@@ -130,18 +113,11 @@ class Pipeline:
     the run go (stderr for ``gnnca predict``; ``None``: nowhere)."""
 
     def __init__(
-        self,
-        opts: PredictOptions,
-        models: Models,
-        demands: Demands,
-        trust: TrustStage,
-        *,
-        notice: Callable[[str], None] | None = None,
-        limiting_notice: bool = False,
+        self, plan: RunPlan, models: Models, trust: TrustStage, *, notice: Callable[[str], None] | None = None
     ) -> None:
-        self.opts, self.models, self.demands, self.trust = opts, models, demands, trust
-        self.notice = notice
-        self._unequal_notice = limiting_notice  # said once, at the first line with unequal coefficients
+        self.plan, self.opts, self.demands = plan, plan.opts, plan.demands
+        self.models, self.trust, self.notice = models, trust, notice
+        self._unequal_notice = plan.limiting_notice and notice is not None  # said once, at the first such line
 
     def model_for(self, repr: str) -> LinePredictor:
         """The model of ``repr``, loaded, and checked against what the run asks of it (a conformal fit)."""
@@ -172,7 +148,7 @@ class Pipeline:
             fixed_by=fixed_by,
             source_name=name,
             skip_invalid=opts.skip_invalid,
-            limits=limits_of(opts),
+            limits=self.plan.limits,
             batch_size=opts.batch_size * opts.workers,
             min_confidence=opts.min_confidence if min_confidence is None else min_confidence,
         )
@@ -180,9 +156,15 @@ class Pipeline:
 
     def outcomes(
         self, stream: LineStream, lines: Iterable[RawLine], ready: Callable[[], bool] = lambda: True
-    ) -> Iterator[list[Outcome]]:
+    ) -> Iterable[list[Outcome]]:
         """Every line's outcome, in input order, a list per flush: each batch the stream gives out is featurised,
-        predicted and put through the trust stage, then handed back."""
+        predicted and put through the trust, rules and sets stages, then handed back; a line out of domain is
+        abstained on where the run asks it (:meth:`~.predict_sets.RunTrust.outcomes`)."""
+        return self.trust.sets.outcomes(self._steps(stream, lines, ready))
+
+    def _steps(
+        self, stream: LineStream, lines: Iterable[RawLine], ready: Callable[[], bool]
+    ) -> Iterator[list[Outcome]]:
         for step in stream.steps(lines, ready):
             if isinstance(step, Batch):
                 stream.fill(step, self.predict(step))
@@ -190,8 +172,8 @@ class Pipeline:
                 yield step
 
     def predict(self, batch: Batch) -> list[Prediction | InputError]:
-        """One batch through featurise -> model and decode -> trust: a prediction, or the refusal of a line the
-        model cannot take (its representation; a model that cannot be loaded refuses every line)."""
+        """One batch through featurise -> model and decode -> trust -> rules -> sets: a prediction, or the refusal
+        of a line the model cannot take (its representation; a model that cannot be loaded refuses every line)."""
         try:
             model = self.model_for(batch.repr)
         except InputError as err:
@@ -221,6 +203,7 @@ class Pipeline:
         self.trust.annotate(model, preds)
         if self.models.rules:  # a user's line that an explicit rule covers is written by the rule
             rule_predictions(preds, model.repr)
+        self.trust.add_sets(model, preds)  # the model's lines only: a rule's line has no conformal guarantee
         return results
 
     def _note_unequal(self, ex: BagExample) -> None:

@@ -1,8 +1,9 @@
-"""What ``gnnca predict`` does between its options and its output: check every option before any work, build the
-run's stages (:func:`build_pipeline`), load the checkpoint the user named, open the input, put its lines through
-the pipeline (:mod:`.pipeline`), write each outcome as it is ready, and report what was refused, blank or fell
-back. The CLI only builds :class:`~.options.PredictOptions`; the Python API and the benchmark use
-:func:`build_pipeline` and :func:`collect` (or :func:`predict_lines` with a model already loaded)."""
+"""What ``gnnca predict`` does between its options and its output: check every option and resolve what it implies
+once, before any work (:func:`~.plan.resolve`), build the run's stages (:func:`build_pipeline`), load the
+checkpoint the user named, open the input, put its lines through the pipeline (:mod:`.pipeline`), write each
+outcome as it is ready, and report what was refused, blank or fell back. The CLI only builds
+:class:`~.options.PredictOptions`; the Python API and the benchmark use :func:`build_pipeline` and :func:`collect`
+(or :func:`predict_lines` with a model already loaded)."""
 
 from __future__ import annotations
 
@@ -14,13 +15,13 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from ..errors import InputError, PredictStopped
-from .options import Demands, PredictOptions, check_options, max_chars_of
+from .options import PredictOptions
 from .output import write_outcomes
 from .pipeline import Models, Pipeline
-from .predict_sets import RunTrust, check_trust_options
+from .plan import RunPlan, resolve
+from .predict_sets import RunTrust
 from .prediction import JsonObject, LinePredictor, Prediction
 from .report import count_fallbacks
-from .run import resolve_extent
 from .source import LineSource, RawLine, text_lines
 from .stop import StopOnSignals, StopSignal, reader_gone
 from .stream import LineStream, StreamCounts
@@ -50,34 +51,34 @@ def run_predict(
     out = out if out is not None else sys.stdout
     if out is None:  # the shell closed it (>&-): Python has no stdout
         raise InputError("standard output is closed: nothing to write the predictions to (redirect it to a file)")
-    check_options(opts)
-    check_trust_options(opts)
+    plan = resolve(opts)
     stop = StopOnSignals()
     try:
         with stop:
-            return _run(opts, echo, out, after_load, stop)
+            return _run(plan, echo, out, after_load, stop)
     except StopSignal as stopped:
         raise PredictStopped(stopped.signum, stop.written) from None
     except BrokenPipeError:
         return reader_gone(out)
 
 
-def _run(opts: PredictOptions, echo: Callable[[str], None], out: TextIO, after_load: Any, stop: StopOnSignals) -> int:
+def _run(plan: RunPlan, echo: Callable[[str], None], out: TextIO, after_load: Any, stop: StopOnSignals) -> int:
+    opts = plan.opts
     if opts.top_k > 1 and not (opts.as_json or opts.columns or opts.coverage is not None):
         k = opts.top_k
         echo(f"gnnca: --top-k {k}: the alternatives are shown with --json or --columns; text lines are the best")
     if opts.beam > 1 and not opts.as_json:
         b = opts.beam
         echo(f"gnnca: --beam {b}: the hypotheses are listed with --json (under 'beam'); text lines are the best")
-    extent = resolve_extent(opts.extent, None if opts.input == "-" else opts.input)
-    pipeline = build_pipeline(opts, extent, after_load=after_load, note=echo)
+    pipeline = build_pipeline(plan, after_load=after_load, note=echo)
     pipeline.fixed()  # the checkpoint the user named loads (or fails) before the input is opened
     stream_in, name, fh = _open_input(opts)
     try:
-        source = LineSource(stream_in, name, max_chars_of(opts))
+        source = LineSource(stream_in, name, plan.max_chars)
         stream = pipeline.stream(name)
-        groups = pipeline.trust.sets.outcomes(pipeline.outcomes(stream, source, source.ready))
-        records = write_outcomes(stream, groups, opts, out, echo, stop)
+        records = write_outcomes(
+            stream, pipeline.outcomes(stream, source, source.ready), opts, out, echo, stop, plan.progress
+        )
     finally:
         if fh is not None:
             fh.close()
@@ -91,23 +92,18 @@ def _run(opts: PredictOptions, echo: Callable[[str], None], out: TextIO, after_l
 
 
 def build_pipeline(
-    opts: PredictOptions,
-    extent: str,
+    plan: RunPlan,
     *,
     models: Models | None = None,
-    domain: bool | None = None,
     after_load: Callable[[], None] | None = None,
     note: Callable[[str], None] | None = None,
 ) -> Pipeline:
-    """The stages of one run of ``opts`` (:mod:`.pipeline`), over ``models`` when given (the API and the
-    benchmark keep theirs across runs), with what it computes decided once (:class:`~.options.Demands`);
-    ``domain``: the in-domain fields whatever the output (the API)."""
-    demands = Demands.of(opts, domain)
+    """The stages of one run of ``plan`` (:mod:`.pipeline`), over ``models`` when given (the API and the
+    benchmark keep theirs across runs)."""
     if models is None:
-        models = Models(opts, extent, second_opinion=demands.confidence, after_load=after_load)
-    trust = TrustStage(demands, RunTrust(opts), note)
-    limiting = opts.extent == "auto" and extent == "limiting"
-    return Pipeline(opts, models, demands, trust, notice=note, limiting_notice=limiting)
+        models = Models(plan, second_opinion=plan.demands.confidence, after_load=after_load)
+    trust = TrustStage(plan.demands, RunTrust(plan.opts, plan.conformal), note)
+    return Pipeline(plan, models, trust, notice=note)
 
 
 @dataclass
@@ -137,7 +133,8 @@ class PredictResult:
 
 def collect(pipeline: Pipeline, stream: LineStream, lines: Iterable[RawLine]) -> PredictResult:
     """Every outcome of ``lines`` at once (the Python API, ``gnnca bench``): predictions, refusals and blank lines
-    in input order.
+    in input order; a line abstained on (the run's ``min_confidence``, or out of domain) is withheld
+    (:meth:`~.prediction.Prediction.withhold`), as ``gnnca predict`` writes it empty.
     The objects alive before (torch, RDKit, the model) are kept out of the garbage collector's full collections
     meanwhile (``gc.freeze``); nothing is computed differently."""
     res = PredictResult()
@@ -145,6 +142,8 @@ def collect(pipeline: Pipeline, stream: LineStream, lines: Iterable[RawLine]) ->
         for group in pipeline.outcomes(stream, lines):
             for o in group:
                 if o.prediction is not None:
+                    if o.abstained is not None:
+                        o.prediction.withhold()
                     res.predictions.append(o.prediction)
                 elif o.error is not None:
                     res.refused.append((o.line, o.error))
@@ -197,11 +196,11 @@ def predict_lines(
         top_k=top_k,
         workers=workers,
     )
-    check_options(opts)
-    demands = Demands.of(opts, domain=True)
-    pipeline = Pipeline(opts, Models.of_loaded(predictor, opts), demands, TrustStage(demands, RunTrust(opts)))
+    plan = resolve(opts, domain=True)
+    trust = TrustStage(plan.demands, RunTrust(opts))
+    pipeline = Pipeline(plan, Models.of_loaded(predictor, plan), trust)
     stream = pipeline.stream(source_name)
-    return collect(pipeline, stream, text_lines(list(lines), max_chars_of(opts), source_name))
+    return collect(pipeline, stream, text_lines(list(lines), plan.max_chars, source_name))
 
 
 def _report(counts: StreamCounts, opts: PredictOptions, echo: Callable[[str], None], out_of_domain: int = 0) -> int:

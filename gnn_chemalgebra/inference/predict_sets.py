@@ -19,35 +19,35 @@ from .conformal import ConformalTable, ModelFit, annotate_sets, check_coverage, 
 from .options import PredictOptions
 from .prediction import LinePredictor, Prediction, SetFields
 
+RULE_NO_SET = "written by a rule: no conformal set (the sets are fitted on the model's own lines)"
+
 if TYPE_CHECKING:
     from .stream import Outcome
 
 
-def check_trust_options(opts: PredictOptions) -> None:
+def check_trust_options(opts: PredictOptions) -> ConformalTable | None:
     """``--coverage``, ``--conformal`` and ``--keep-out-of-domain`` checked before any work: one
-    :class:`InputError` line each."""
+    :class:`InputError` line each. Returns the ``--conformal`` sidecar, read (``None``: none named)."""
     if opts.keep_out_of_domain and opts.min_confidence is None:
         raise InputError("--keep-out-of-domain goes with --min-confidence (without it no line is abstained on)")
     coverage, conformal, columns = opts.coverage, opts.conformal, opts.columns
     if coverage is None:
         if conformal is not None:
             raise InputError("--conformal names the sets' sidecar: it goes with --coverage")
-        return
+        return None
     if not 0.0 < coverage < 1.0:
         raise InputError(f"--coverage must lie strictly between 0 and 1, got {coverage}")
     if columns:
         raise InputError("--columns and --coverage are two text formats: pass one of them")
-    if conformal is not None:
-        ConformalTable.load(conformal)  # missing or malformed: one line now
+    return None if conformal is None else ConformalTable.load(conformal)  # missing or malformed: one line now
 
 
 class ConformalSets:
     """The sets of one run: the sidecar (given or found beside each checkpoint), the fit of each predictor's
     checkpoint, and a count of the lines that got no set (by reason)."""
 
-    def __init__(self, coverage: float, k: int, path: Path | None = None) -> None:
-        self.coverage, self.k, self.path = coverage, k, path
-        self.table = None if path is None else ConformalTable.load(path)
+    def __init__(self, coverage: float, k: int, path: Path | None = None, table: ConformalTable | None = None) -> None:
+        self.coverage, self.k, self.path, self.table = coverage, k, path, table  # the table read from ``path``
         self._fits: dict[int, tuple[ModelFit, str]] = {}
         self.no_set: Counter = Counter()
 
@@ -97,12 +97,18 @@ class ConformalSets:
         return fit, table.score
 
     def annotate(self, predictor: LinePredictor, preds: list[Prediction]) -> None:
-        """The set of each prediction (its ``sets``), from its ``top_k`` alternatives."""
+        """The set of each prediction (its ``sets``), from its ``top_k`` alternatives; a line a rule wrote gets
+        none (:data:`RULE_NO_SET`): its confidence is the rule's, not the model's that the set is fitted on.
+        Every line without a set is counted by its note, as its record says."""
         fit, score = self.fit_for(predictor)
-        records = [p.to_json() for p in preds]
+        model_lines = [p for p in preds if not p.by_rule]
+        records = [p.to_json() for p in model_lines]
         annotate_sets(records, fit, self.coverage, self.k, score)
-        for p, r in zip(preds, records, strict=True):
+        for p, r in zip(model_lines, records, strict=True):
             p.sets = SetFields.of_record(r)
+        for p in preds:
+            if p.by_rule:
+                p.sets = SetFields(None, RULE_NO_SET)
         self.no_set.update(p.sets.note for p in preds if p.sets is not None and p.sets.members is None)
 
     def report(self, echo: Callable[[str], None]) -> None:
@@ -129,8 +135,9 @@ class RunTrust:
     """What a ``gnnca predict`` run adds to the trust fields: the conformal sets (``--coverage``) and the
     abstention on lines out of domain (``--min-confidence`` without ``--keep-out-of-domain``), with their counts."""
 
-    def __init__(self, opts: PredictOptions) -> None:
-        self.sets = None if opts.coverage is None else ConformalSets(opts.coverage, opts.top_k, opts.conformal)
+    def __init__(self, opts: PredictOptions, table: ConformalTable | None = None) -> None:
+        """``table``: the ``--conformal`` sidecar, read once (:func:`check_trust_options`)."""
+        self.sets = None if opts.coverage is None else ConformalSets(opts.coverage, opts.top_k, opts.conformal, table)
         self.abstain_ood = opts.min_confidence is not None and not opts.keep_out_of_domain
         self.ood: Counter = Counter()
 

@@ -181,7 +181,7 @@ class Prediction:
     second_opinion: SecondOpinion | None = None
     # the stream's
     line: int | None = None
-    source: str | None = None
+    as_read: str | None = None  # the line as read (``source`` is the record's)
     coef_set: str | None = None
     line_type: int | None = None
     # the later stages'
@@ -191,16 +191,40 @@ class Prediction:
     written_by: str | None = None
     model_prediction: str | None = None
     model_confidence: float | None = None
+    # a line given back in its place (the Python API): withheld below its min_confidence, refused, or blank
+    abstained: bool = False
+    error: str | None = None
+    blank: bool = False
 
     @classmethod
     def of_line(cls, line: str, confidence: float | None = None) -> Prediction:
         """A line with nothing else known (a stand-in model's)."""
         return cls(line, False, confidence, [], None, None, None, [])
 
+    @classmethod
+    def passed_over(cls, line: int, source: str) -> Prediction:
+        """A blank or ``#`` line: nothing to predict, kept in its place (as ``gnnca predict`` writes an empty line)."""
+        return cls("", False, 0.0, [], None, 0, "", [], line=line, as_read=source, blank=True)
+
+    @classmethod
+    def refused(cls, line: int, source: str, error: str) -> Prediction:
+        """A refused line kept in its place (``skip_invalid``): no prediction, the located reason in ``error``."""
+        return cls("", False, 0.0, [], None, 0, "", [], line=line, as_read=source, error=error)
+
     def placed(self, line: int, source: str, coef_set: str, line_type: int) -> Prediction:
         """The prediction of input line ``line`` (as read: ``source``, its coefficient set and line type)."""
-        self.line, self.source, self.coef_set, self.line_type = line, source, coef_set, line_type
+        self.line, self.as_read, self.coef_set, self.line_type = line, source, coef_set, line_type
         return self
+
+    def withhold(self) -> None:
+        """Abstain on the line (a confidence below the ``min_confidence`` asked, or out of domain): ``prediction``
+        empty and ``abstained`` true, the rest kept."""
+        self.prediction, self.abstained = "", True
+
+    @property
+    def by_rule(self) -> bool:
+        """Whether an explicit rule wrote the line (the rules stage, :attr:`written_by`)."""
+        return self.written_by is not None and self.written_by.startswith("rule:")
 
     @property
     def min_confidence_value(self) -> float:
@@ -210,9 +234,13 @@ class Prediction:
     # ----------------------------------------------------------------- JSON, at the edge
     def to_json(self) -> JsonObject:
         """The ``gnnca predict --json`` object of this line."""
+        if self.blank:
+            return {"line": self.line, "prediction": "", "blank": True}
+        if self.error is not None:
+            return {"line": self.line, "prediction": "", "error": self.error}
         out: JsonObject = {}
         if self.line is not None:
-            src = self.completed_source if self.completed_source is not None else self.source
+            src = self.completed_source if self.completed_source is not None else self.as_read
             out.update(line=self.line, source=src, coef_set=self.coef_set, line_type=self.line_type)
         out.update(self._decoded_json())
         if self.layout == GNN and self.model is not None:
@@ -233,6 +261,8 @@ class Prediction:
             out["written_by"] = self.written_by
         if self.model_prediction is not None:
             out.update(model_prediction=self.model_prediction, model_confidence=self.model_confidence)
+        if self.abstained:
+            out["abstained"] = True
         return out
 
     def _beam_json(self) -> list[JsonObject]:
@@ -320,9 +350,42 @@ class Prediction:
     def domain_notes(self) -> list[str]:
         return [] if self.trust is None or self.trust.domain is None else self.trust.domain.domain_notes
 
+    # ----------------------------------------------------------------- the Python API's names
     @property
-    def top_k(self) -> list[Alternative]:
-        return [] if self.trust is None else self.trust.top_k
+    def source(self) -> str:
+        """The source line as the record states it: the amounts a completed reaction line is balanced from, else
+        the line as read."""
+        return self.completed_source if self.completed_source is not None else self.as_read or ""
+
+    @property
+    def roles(self) -> tuple[MoleculeRole, ...]:
+        """Each input molecule's role in the written line (``molecules``)."""
+        return tuple(self.molecules)
+
+    @property
+    def calibrated(self) -> bool:
+        return self.trust is not None and self.trust.calibrated
+
+    @property
+    def calibration_note(self) -> str | None:
+        return None if self.trust is None else self.trust.calibration_note
+
+    @property
+    def nearest_training_similarity(self) -> float | None:
+        return (
+            None if self.trust is None or self.trust.domain is None else self.trust.domain.nearest_training_similarity
+        )
+
+    @property
+    def top_k(self) -> tuple[tuple[str, float], ...]:
+        """The best distinct balanced lines as (line, probability), most probable first (with their main products:
+        ``trust.top_k``)."""
+        return () if self.trust is None else tuple((a.prediction, a.probability) for a in self.trust.top_k)
+
+    @property
+    def record(self) -> JsonObject:
+        """The ``gnnca predict --json`` object of the line (:meth:`to_json`)."""
+        return self.to_json()
 
 
 class LinePredictor(Protocol):

@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from ..checkpoint import load_checkpoint
-from ..config import DecodeConfig
+from ..config import DecodeConfig, decode_overrides
 from ..data.dataset import BagExample, ExtraVocab
 from ..data.featurize import Featurizer
 from ..errors import InputError
@@ -29,7 +29,6 @@ from .decoder import Decoder, LineOutputs, extent_rule_for, kbest_assignments
 from .hypotheses import ExampleOutputs
 from .prediction import Prediction, SecondOpinion
 from .report import build_record
-from .run import decode_overrides
 from .runner import ModelRunner, load_edit_model, load_model
 
 __all__ = ["Predictor", "PredictorOptions", "PredictorSpec", "kbest_assignments", "load_edit_model"]

@@ -7,7 +7,7 @@ says who wrote its line: ``"written_by": "model"`` or ``"rule:<name>"``. A rule'
 as ``model_prediction`` (and its confidence) and the model's alternatives after it in ``top_k`` (their
 probabilities scaled to what the rule leaves); its confidence is the rule's
 (:data:`~gnn_chemalgebra.algebra.rules.CONFIDENCE`), not a calibrated number, and it is in domain (the rule covers
-it).
+it). The conformal sets come after this stage and give a rule's line none: they are fitted on the model's lines.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from ..algebra.rules import RuleLine, apply_rules
 from ..chem.bag import parse_bag
 from ..chem.molecule import Repr
 from ..errors import ChemAlgebraError, InputError
-from .prediction import Alternative, DomainFields, Prediction, SetFields, SetMember, TrustFields
+from .prediction import Alternative, DomainFields, Prediction, TrustFields
 
 BY_PRODUCTS = frozenset({"O", "[H][H]", "O=C=O", "N#N", "O=S=O", "H2O", "H2", "CO2", "N2", "O2S"})
 RULE_NOTE = "written by a rule: the confidence is the rule's, not a calibrated probability"
@@ -36,10 +36,10 @@ def rules_apply(convention: str, input_path: str | None) -> bool:
 def rule_for(pred: Prediction, repr: Repr) -> RuleLine | None:
     """The rule's line for one prediction (``None``: no rule fires). A reaction line states no amounts and keeps
     its reagents (``given_reagents``); its line must make its given products."""
-    if pred.source is None:
+    if pred.as_read is None:
         return None
     try:
-        terms = parse_bag(pred.source)
+        terms = parse_bag(pred.as_read)
     except InputError:
         return None
     reagents = list(pred.given_reagents) if pred.given_roles else None
@@ -93,8 +93,6 @@ def write_by_rule(pred: Prediction, line: RuleLine) -> None:
         m.nu = nu.get(m.mol, 0)
         m.role, m.confidence = role_name(m.nu), line.confidence
     pred.trust = _trust(pred, line, main)
-    if pred.sets is not None:
-        pred.sets = SetFields([SetMember(line.line, line.confidence)], None)
 
 
 def rule_predictions(preds: Sequence[Prediction], repr: Repr) -> None:

@@ -6,10 +6,9 @@ predicts lines is :mod:`.stream`, driven by :mod:`.predict_command`.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -17,7 +16,6 @@ from typing import Any
 from ..algebra.extent import guess_coef_set
 from ..chem.bag import Term
 from ..chem.bagfile import ReactionInput, parse_reaction_input
-from ..config import DecodeConfig, apply_overrides, parse_config
 from ..data.dataset import BagExample, example_from_terms
 from ..errors import InputError
 from .prediction import LinePredictor, LoadSpec, Prediction
@@ -53,21 +51,6 @@ def resolve_extent(extent: str, input_path: str | None) -> str:
     if input_path is not None and re.fullmatch(r"src-.*\.txt", Path(input_path).name):
         return "bayes"
     return "limiting"
-
-
-def decode_overrides(settings: DecodeConfig, sets: Iterable[str]) -> DecodeConfig:
-    """``settings`` with ``decode.key=value`` overrides applied and validated like a config file's (an unknown
-    key names the closest valid one; a value of the wrong type is one line)."""
-    sets = list(sets)
-    if not sets:
-        return settings
-    for item in sets:
-        if not item.split("=", 1)[0].strip().startswith("decode."):
-            raise InputError(
-                f"predict takes decode.* settings only (e.g. decode.balance_beam=8), got {item!r}", path="--set"
-            )
-    raw = apply_overrides({"decode": dataclasses.asdict(settings)}, sets)
-    return parse_config(raw, source="--set").decode
 
 
 def line_vtype(terms: Sequence[Term], line_type: str, model_vtype: int) -> int:

@@ -136,10 +136,11 @@ def annotate_predictions(
 
 class TrustStage:
     """The trust stage of one run, after decoding: each model's sidecars (read once), the calibrated confidence,
-    the in-domain fields and the ``top_k`` alternatives of every prediction, then the run's conformal sets and
-    out-of-domain abstention (:class:`~.predict_sets.RunTrust`). Writes no field where the run shows or uses no
-    confidence (:attr:`~.options.Demands.trust`); the sidecars are read all the same (a changed file is refused).
-    ``note``: where a missing calibration is said (once per model, where the confidence shows)."""
+    the in-domain fields and the ``top_k`` alternatives of every prediction; after the rules stage, the run's
+    conformal sets, and its out-of-domain abstention (:class:`~.predict_sets.RunTrust`). Writes no field where
+    the run shows or uses no confidence (:attr:`~.options.Demands.trust`); the sidecars are read all the same (a
+    changed file is refused). ``note``: where a missing calibration is said (once per model, where the confidence
+    shows)."""
 
     def __init__(self, demands: Demands, sets: RunTrust, note: Callable[[str], None] | None = None) -> None:
         self.demands, self.sets, self.note = demands, sets, note
@@ -151,7 +152,7 @@ class TrustStage:
 
     def annotate(self, model: LinePredictor, preds: list[Prediction]) -> None:
         """The trust fields of a batch's predictions: the checkpoint's calibration and in-domain index when saved
-        beside it, else the raw confidence marked uncalibrated; then the conformal sets."""
+        beside it, else the raw confidence marked uncalibrated."""
         if not preds:
             return
         key = id(model)
@@ -167,4 +168,9 @@ class TrustStage:
         if not d.trust:
             return
         annotate_predictions(preds, self._trust[key], model.repr, d.top_k, domain=d.domain)
-        self.sets.annotate(model, preds)
+
+    def add_sets(self, model: LinePredictor, preds: list[Prediction]) -> None:
+        """The conformal sets of a batch's predictions (``--coverage``), once every line is written: after the
+        rules stage, so that a line a rule wrote gets none (:meth:`~.predict_sets.ConformalSets.annotate`)."""
+        if preds and self.demands.trust:
+            self.sets.annotate(model, preds)

@@ -36,7 +36,7 @@ def reaction_path(data_dir: str | Path, split: str) -> Path:
     return Path(data_dir) / "uspto_bal" / f"reactions-{split}.jsonl"
 
 
-KNOWN_SOURCES = ("local", "uspto_full", "uspto_500_mt")
+KNOWN_SOURCES = ("local", "uspto_full", "uspto_500_mt", "templates")  # templates: ``gnnca data templates``
 
 
 def parse_sources(spec: str) -> tuple[str, ...]:

@@ -12,12 +12,12 @@ from typer.testing import CliRunner
 
 from gnn_chemalgebra.algebra.roles import role_name
 from gnn_chemalgebra.chem.molecule import bag_composition
-from gnn_chemalgebra.config import DecodeConfig
+from gnn_chemalgebra.config import DecodeConfig, decode_overrides
 from gnn_chemalgebra.errors import InputError
 from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
 from gnn_chemalgebra.inference.report import count_fallbacks
-from gnn_chemalgebra.inference.run import DEFAULT_CHECKPOINT, decode_overrides
+from gnn_chemalgebra.inference.run import DEFAULT_CHECKPOINT
 
 pytestmark = pytest.mark.integration
 

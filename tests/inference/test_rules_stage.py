@@ -5,6 +5,7 @@ source files never go through the rules."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -12,12 +13,12 @@ from typer.testing import CliRunner
 
 from gnn_chemalgebra.chem.molecule import bag_composition
 from gnn_chemalgebra.cli import app
+from gnn_chemalgebra.inference.predict_sets import RULE_NO_SET
 from gnn_chemalgebra.inference.prediction import (
     Alternative,
     DomainFields,
     MoleculeRole,
     Prediction,
-    SetFields,
     TrustFields,
 )
 from gnn_chemalgebra.inference.rules_stage import RULE_NOTE, rule_predictions, rules_apply
@@ -49,7 +50,7 @@ def test_only_a_users_lines_go_through_the_rules(convention: str, path: str | No
 
 @pytest.mark.unit
 def test_a_rule_writes_the_line_and_says_so() -> None:
-    p = _pred("{1}Cl.{1}[Na+].{1}[OH-]", "{1}Cl.{1}[Na+].{1}[OH-]", sets=SetFields(None, "no fit"))
+    p = _pred("{1}Cl.{1}[Na+].{1}[OH-]", "{1}Cl.{1}[Na+].{1}[OH-]")
     p.molecules = [MoleculeRole(m, "reagent", 0, 0.9, "reagent", 0.9) for m in ("Cl", "[Na+]", "[OH-]")]
     rule_predictions([p], "smiles")
     rec = p.to_json()
@@ -60,8 +61,7 @@ def test_a_rule_writes_the_line_and_says_so() -> None:
     assert rec["confidence"] == 0.95 and rec["calibrated"] is False and rec["calibration_note"] == RULE_NOTE
     assert rec["in_domain"] is True and rec["fallback"] is False
     assert rec["top_k"][0] == {"prediction": rec["prediction"], "probability": 0.95, "main_product": "[Cl-]"}
-    assert rec["prediction_set"] == [{"prediction": rec["prediction"], "probability": 0.95}] and rec["set_size"] == 1
-    assert "conformal_note" not in rec
+    assert "prediction_set" not in rec and p.by_rule  # the sets come after the rules (none for a rule's line)
     assert [(m["mol"], m["role"]) for m in rec["molecules"]] == [("Cl", "reactant"), ("[Na+]", "reagent"),
                                                                   ("[OH-]", "reactant")]  # fmt: skip
 
@@ -72,8 +72,8 @@ def test_the_models_alternatives_follow_the_rules_line() -> None:
     p.fallback = True
     rule_predictions([p], "smiles")
     assert p.written_by == "rule:combustion" and p.fallback is False
-    assert [a.prediction for a in p.top_k] == [p.prediction, "{4}O=O.{1}CCCOO"]
-    assert p.top_k[1].probability == pytest.approx(0.42 * 0.05, abs=1e-4)  # scaled to what the rule leaves
+    assert [line for line, _ in p.top_k] == [p.prediction, "{4}O=O.{1}CCCOO"]
+    assert p.top_k[1][1] == pytest.approx(0.42 * 0.05, abs=1e-4)  # scaled to what the rule leaves
 
 
 @pytest.mark.unit
@@ -101,6 +101,26 @@ def test_a_reaction_smiles_keeps_its_reagents_and_products() -> None:
     p = _pred(src, "x", given_roles=True, given_products=["[Cl-]"], given_reagents=["[OH-]", "[Na+]"])
     rule_predictions([p], "smiles")  # the hydroxide written as a reagent: never consumed
     assert p.written_by == "model"
+
+
+@pytest.mark.integration
+def test_a_rules_line_has_no_conformal_set_and_is_counted_so() -> None:
+    """With ``--coverage`` a line a rule wrote gets no prediction set (its confidence is the rule's, not the
+    model's that the sets are fitted on), and the count of lines without a set on stderr agrees with the
+    records."""
+    lines = "Cl.[Na+].[OH-]\nCCCCCBr.[Na+].[N-]=[N+]=[N-]\n"
+    res = CliRunner().invoke(app, ["predict", "-", "--coverage", "0.9", "--json"], input=lines)
+    assert res.exit_code == 0, res.output
+    recs = [json.loads(x) for x in res.stdout.splitlines()]
+    assert recs[0]["written_by"] == "rule:neutralisation" and recs[1]["written_by"] == "model"
+    assert recs[0]["prediction_set"] is None and recs[0]["set_size"] is None
+    assert recs[0]["conformal_note"] == RULE_NO_SET
+    counted = [int(n) for n in re.findall(r"gnnca: (\d+) line\(s\) have no prediction set", res.stderr)]
+    assert sum(counted) == sum(r["prediction_set"] is None for r in recs)
+    assert f"gnnca: 1 line(s) have no prediction set (NA in text output, null in --json): {RULE_NO_SET}" in res.stderr
+    text = CliRunner().invoke(app, ["predict", "-", "--coverage", "0.9"], input=lines)
+    assert text.exit_code == 0, text.output
+    assert text.stdout.splitlines()[0] == "NA"
 
 
 @pytest.mark.integration

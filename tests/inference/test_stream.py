@@ -18,8 +18,9 @@ from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from gnn_chemalgebra.errors import InputError
-from gnn_chemalgebra.inference.options import Demands, PredictOptions
+from gnn_chemalgebra.inference.options import PredictOptions
 from gnn_chemalgebra.inference.pipeline import Models, Pipeline
+from gnn_chemalgebra.inference.plan import resolve
 from gnn_chemalgebra.inference.predict_sets import RunTrust
 from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.source import LineSource
@@ -112,9 +113,9 @@ def test_reader_never_fails_but_on_binary_input(data: bytes, max_chars: int) -> 
 # ----------------------------------------------------------------------------------------------------- stream
 def stages(pred: object, **spec: object) -> tuple[Pipeline, LineStream]:
     """The predict path over a stand-in model: a stream of ``spec`` (:class:`StreamSpec`) and its pipeline."""
-    opts = PredictOptions(input="-")
-    demands = Demands.of(opts)  # plain text: no trust stage
-    pipeline = Pipeline(opts, Models.of_loaded(pred, opts), demands, TrustStage(demands, RunTrust(opts)))  # type: ignore[arg-type]
+    plan = resolve(PredictOptions(input="-"))  # plain text: no trust stage
+    trust = TrustStage(plan.demands, RunTrust(plan.opts))
+    pipeline = Pipeline(plan, Models.of_loaded(pred, plan), trust)  # type: ignore[arg-type]
     return pipeline, LineStream(StreamSpec(source_name="in.txt", **spec))  # type: ignore[arg-type]
 
 

@@ -204,9 +204,10 @@ def test_plain_text_abstains_on_the_lines_json_does(tmp_path: Path) -> None:
     abstained = [r["confidence"] < cut or r["in_domain"] is False for r in recs]  # out of domain: abstained too
     assert [line == "" for line in text.stdout.splitlines()] == abstained
     from gnn_chemalgebra.inference.options import PredictOptions
+    from gnn_chemalgebra.inference.plan import resolve
     from gnn_chemalgebra.inference.predict_command import build_pipeline
 
-    plain = build_pipeline(PredictOptions(input=str(src), extent="bayes"), "bayes")
+    plain = build_pipeline(resolve(PredictOptions(input=str(src), extent="bayes")))
     assert plain.demands.confidence is False and not plain.models.load(str(BUNDLED / MAIN)).second_opinion
-    shown = build_pipeline(PredictOptions(input=str(src), extent="bayes", min_confidence=0.5), "bayes")
+    shown = build_pipeline(resolve(PredictOptions(input=str(src), extent="bayes", min_confidence=0.5)))
     assert shown.demands.confidence and shown.models.load(str(BUNDLED / MAIN)).second_opinion

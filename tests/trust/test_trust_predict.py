@@ -16,8 +16,9 @@ from typer.testing import CliRunner
 
 from gnn_chemalgebra.chem.molecule import bag_composition
 from gnn_chemalgebra.cli import app
-from gnn_chemalgebra.inference.options import Demands, PredictOptions
+from gnn_chemalgebra.inference.options import PredictOptions
 from gnn_chemalgebra.inference.pipeline import Models, Pipeline
+from gnn_chemalgebra.inference.plan import resolve
 from gnn_chemalgebra.inference.predict_sets import RunTrust
 from gnn_chemalgebra.inference.prediction import Prediction
 from gnn_chemalgebra.inference.source import LineSource
@@ -40,9 +41,9 @@ class FixedPredictor:
 
 def stages(pred: object, **spec: object) -> tuple[Pipeline, LineStream]:
     """The predict path over a stand-in model: a stream of ``spec`` (:class:`StreamSpec`) and its pipeline."""
-    opts = PredictOptions(input="-")
-    demands = Demands.of(opts)  # plain text: no trust stage (the stand-in's confidences are kept)
-    pipeline = Pipeline(opts, Models.of_loaded(pred, opts), demands, TrustStage(demands, RunTrust(opts)))  # type: ignore[arg-type]
+    plan = resolve(PredictOptions(input="-"))  # plain text: no trust stage (the stand-in's confidences are kept)
+    trust = TrustStage(plan.demands, RunTrust(plan.opts))
+    pipeline = Pipeline(plan, Models.of_loaded(pred, plan), trust)  # type: ignore[arg-type]
     return pipeline, LineStream(StreamSpec(source_name="in.txt", **spec))  # type: ignore[arg-type]
 
 
