@@ -30,6 +30,9 @@ from .template_parts import (
     variant,
 )
 
+# lithium aluminium hydride, then water: the aluminium leaves as aluminate beside the lithium ion
+LIALH4_WORKUP = variant("[Li+]", "[AlH4-].O", "O[Al-](O)(O)O")
+
 E2_SUBSTRATE = "[C;!$(C=*);H1,H2,H3:1]-[CX4;H0,H1,H2;!$(C[!#6;!#1;!Cl;!Br;!I]):2][Br,I:3]"
 E2_FORBID = ("[OX2H]", "[NX3;H1,H2]", "[CX3H1]=O", "[#6][CX3](=O)[#6]", "[CX3](=O)[Cl,Br]")
 
@@ -219,7 +222,7 @@ CARBON_TEMPLATES: tuple[Template, ...] = (
         "hydride reduction",
         f"{ESTER}>>[C:1]-[O:2].[O:3][C:4]",
         (),
-        (variant("[Li+]", "[AlH4-].O", "O[Al-](O)(O)O"),),
+        (LIALH4_WORKUP,),
         HYDRIDE_SENSITIVE,
         SOLVENTS["ether"][:2],
     ),
@@ -228,7 +231,7 @@ CARBON_TEMPLATES: tuple[Template, ...] = (
         "hydride reduction",
         "[C;$(C[#6]):1](=[O:2])[NX3;!$(N(C=O)[C,S]=O):3]>>[C:1]-[N:3]",
         (),
-        (variant("[Li+]", "[AlH4-].O", "O[Al-](O)(O)O"),),
+        (LIALH4_WORKUP,),
         HYDRIDE_SENSITIVE + ("[CX3](=O)O[#6]",),
         SOLVENTS["ether"][:2],
     ),
@@ -237,7 +240,7 @@ CARBON_TEMPLATES: tuple[Template, ...] = (
         "hydride reduction",
         "[C;$(C[#6]):1]#[N:2]>>[C:1]-[N:2]",
         (),
-        (variant("[Li+]", "[AlH4-].O", "O[Al-](O)(O)O"),),
+        (LIALH4_WORKUP,),
         HYDRIDE_SENSITIVE[:2] + HYDRIDE_SENSITIVE[3:] + ("[CX3](=O)[O,N]",),
         SOLVENTS["ether"][:2],
     ),
