@@ -106,16 +106,10 @@ def build_chemist(
     from .build import bundled_data_dir
     from .extra import map_rows, mit_product_keys_of
     from .manifest import built_files as _built_files
-    from .manifest import file_info
+    from .manifest import file_info, read_build_manifest
 
     built, out = Path(built), Path(out)
-    mpath = built / "manifest.json"
-    if not mpath.exists():
-        raise InputError("no manifest.json (not a gnnca data build folder)", path=str(built))
-    try:
-        bmanifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InputError("not a gnnca data build manifest (not JSON)", path=str(mpath)) from None
+    bmanifest = read_build_manifest(built)
     if out.resolve() == built.resolve() or built.resolve() in out.resolve().parents:
         raise InputError("--out must be outside the benchmark folder (its files stay as built)", path=str(out))
     if source is None:
@@ -171,7 +165,7 @@ def build_chemist(
     files = {p.relative_to(out).as_posix(): file_info(p) for p in _built_files(out)}
     manifest = {
         "tool": "gnnca data chemist",
-        "from": {"built": str(built), "manifest_sha256": file_info(mpath)["sha256"]},
+        "from": {"built": str(built), "manifest_sha256": file_info(built / "manifest.json")["sha256"]},
         "source": str(src_dir) if named else "bundled data/",
         "seed": seed,
         "max_added": max_added,

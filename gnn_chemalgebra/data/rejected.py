@@ -53,19 +53,12 @@ def rejected_rows(skipped_tsv: Path) -> set[tuple[str, str, int]]:
 
 def extra_build(built: Path) -> tuple[dict[str, Any], Path]:
     """The manifest of a ``gnnca data build --extra`` folder and the source folder it was built from."""
-    from .build import bundled_data_dir
+    from .manifest import build_source_dir, read_build_manifest
 
-    mpath = built / "manifest.json"
-    if not mpath.exists():
-        raise InputError("no manifest.json (not a gnnca data build folder)", path=str(built))
-    try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InputError("not a gnnca data build manifest (not JSON)", path=str(mpath)) from None
+    manifest = read_build_manifest(built)
     if "extra" not in manifest:
-        raise InputError("built without --extra: no extra rows to read", path=str(mpath))
-    source = manifest.get("source")
-    return manifest, Path(source) if source not in (None, "bundled data/") else bundled_data_dir()
+        raise InputError("built without --extra: no extra rows to read", path=str(built / "manifest.json"))
+    return manifest, build_source_dir(manifest)
 
 
 def screen_rejected(

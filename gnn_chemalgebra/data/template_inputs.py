@@ -21,6 +21,7 @@ from rdkit import Chem
 from ..algebra.rules.template_parts import COMMON_SUBSTRATES, canonical
 from ..errors import InputError
 from .extra import mit_product_keys, product_key
+from .manifest import build_source_dir, read_build_manifest
 
 SCREEN_MIT = "uspto_mit_valid_test"
 SCREEN_BENCHMARK = "benchmark_valid_test"
@@ -30,19 +31,10 @@ MAX_HEAVY_ATOMS = 70
 
 def read_build(built: Path) -> tuple[dict[str, Any], Path]:
     """The manifest of a ``gnnca data build`` folder and the source folder it was built from."""
-    from .build import bundled_data_dir
-
-    mpath = built / "manifest.json"
-    if not mpath.is_file():
-        raise InputError("no manifest.json (not a gnnca data build folder)", path=str(built))
-    try:
-        manifest = json.loads(mpath.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InputError("not a gnnca data build manifest (not JSON)", path=str(mpath)) from None
+    manifest = read_build_manifest(built)
     if not (built / "uspto_bal" / "reactions-train.jsonl").is_file():
         raise InputError("no uspto_bal/reactions-train.jsonl (not a gnnca data build folder)", path=str(built))
-    source = manifest.get("source")
-    return manifest, Path(source) if source not in (None, "bundled data/") else bundled_data_dir()
+    return manifest, build_source_dir(manifest)
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
