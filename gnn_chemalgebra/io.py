@@ -167,6 +167,25 @@ def read_lines(path: str | Path) -> list[str]:
         return fh.read().splitlines()
 
 
+def read_jsonl(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
+    """The records of a JSON-lines file (the first ``limit`` when given and > 0; blank lines skipped); a missing
+    file or a line that is not JSON is one clear error with its line."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputError("missing", path=str(path))
+    out: list[dict[str, Any]] = []
+    with open(path, encoding="utf-8") as fh:
+        for n, line in enumerate(fh, start=1):
+            if limit and len(out) >= limit:
+                break
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    raise InputError("not a JSON record", path=str(path), line=n) from None
+    return out
+
+
 def existing_folder(path: Path, what: str) -> Path:
     """A folder a command reads: missing, or a file, is one error line naming ``what`` (an option or a role)."""
     if not path.exists():

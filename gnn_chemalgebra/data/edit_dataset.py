@@ -26,7 +26,6 @@ Reagent atoms carry ``-100`` (ignored) in every atom label.
 
 from __future__ import annotations
 
-import json
 import random
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
@@ -39,6 +38,7 @@ from torch_geometric.data import Data
 from ..chem.edits import BOND_CLASSES, NONE, EditLabelError, EditLabels, bond_class, labels_for_record
 from ..chem.smiles import shared_mol
 from ..errors import ChemistryError
+from ..io import read_jsonl
 from .featurize import shared_smiles_graph
 
 N_BOND_CLASSES = len(BOND_CLASSES)
@@ -347,14 +347,7 @@ class SizeBucketBatchSampler:
 
 def load_records(path: str | Path, limit: int | None = None) -> list[dict[str, Any]]:
     """Records of a ``reactions-<split>.jsonl`` file (first ``limit`` if given and > 0)."""
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for line in fh:
-            if limit and len(out) >= limit:
-                break
-            if line.strip():
-                out.append(json.loads(line))
-    return out
+    return read_jsonl(path, limit)
 
 
 LOCAL_SOURCE = "local"

@@ -11,7 +11,6 @@ parts of the textbook reactions.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from rdkit import Chem
 
 from ..algebra.rules.template_parts import COMMON_SUBSTRATES, canonical
 from ..errors import InputError
+from ..io import read_jsonl
 from .extra import mit_product_keys, product_key
 from .manifest import build_source_dir, read_build_manifest
 
@@ -37,20 +37,6 @@ def read_build(built: Path) -> tuple[dict[str, Any], Path]:
     return manifest, build_source_dir(manifest)
 
 
-def _records(path: Path) -> list[dict[str, Any]]:
-    if not path.is_file():
-        raise InputError("missing", path=str(path))
-    out = []
-    with open(path, encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if line.strip():
-                try:
-                    out.append(json.loads(line))
-                except json.JSONDecodeError:
-                    raise InputError("not a JSON record", path=str(path), line=n) from None
-    return out
-
-
 def _species(rec: dict[str, Any]) -> list[str]:
     """A record's molecules without the artificial leftover chains the builder appends."""
     reactants = list(rec.get("reactants", []))
@@ -66,7 +52,7 @@ def substrate_pool(built: Path) -> list[str]:
     """Sorted canonical SMILES of the single neutral molecules of ``built``'s training reactions and the common
     substrates."""
     found: set[str] = set()
-    for rec in _records(built / "uspto_bal" / "reactions-train.jsonl"):
+    for rec in read_jsonl(built / "uspto_bal" / "reactions-train.jsonl"):
         found.update(s for s in _species(rec) if "." not in s and "->" not in s and "<-" not in s)
     found.update(COMMON_SUBSTRATES)
     return _usable(found)
@@ -114,7 +100,7 @@ def screen_sets(
             mit_lines += [raw.target, raw.mapped.split(">")[-1]]
     bench: list[str] = []
     for split in ("valid", "test"):
-        for rec in _records(built / "uspto_bal" / f"reactions-{split}.jsonl"):
+        for rec in read_jsonl(built / "uspto_bal" / f"reactions-{split}.jsonl"):
             products = list(rec.get("products", []))
             bench += products[:-1] if rec.get("leftover_product") is not None else products
     textbook = [m for row in read_textbook("all") for m in row.main.split(".") if m]
