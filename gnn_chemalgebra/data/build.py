@@ -62,6 +62,24 @@ def bundled_data_dir() -> Path:
     return packaged if packaged.is_dir() else package.parent / "data"
 
 
+def read_build_manifest(built: Path) -> dict[str, Any]:
+    """The manifest of a ``gnnca data build`` folder (missing or unreadable: one clear error)."""
+    mpath = built / "manifest.json"
+    if not mpath.is_file():
+        raise InputError("no manifest.json (not a gnnca data build folder)", path=str(built))
+    try:
+        return json.loads(mpath.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise InputError("not a gnnca data build manifest (not JSON)", path=str(mpath)) from None
+
+
+def build_source_dir(manifest: dict[str, Any]) -> Path:
+    """The source folder a build read: the manifest's (the bundled data when it names the bundled folder, which
+    moves with the install)."""
+    source = manifest.get("source")
+    return Path(source) if source not in (None, "bundled data/") else bundled_data_dir()
+
+
 # The reactions of the split being processed: forked workers read them, so only index ranges travel to
 # the workers, and only the records (without the source lines, re-attached here) travel back.
 _RAWS: list[RawReaction] = []

@@ -103,10 +103,10 @@ def build_chemist(
     log: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Write ``out`` (see the module docstring) from the build in ``built`` and return its manifest."""
-    from .build import bundled_data_dir
+    from .build import bundled_data_dir, read_build_manifest
     from .extra import map_rows, mit_product_keys_of
     from .manifest import built_files as _built_files
-    from .manifest import file_info, read_build_manifest
+    from .manifest import file_info
 
     built, out = Path(built), Path(out)
     bmanifest = read_build_manifest(built)

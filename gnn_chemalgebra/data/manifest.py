@@ -31,26 +31,6 @@ def file_info(path: Path) -> dict[str, Any]:
     return {"lines": n_lines, "sha256": h.hexdigest()}
 
 
-def read_build_manifest(built: Path) -> dict[str, Any]:
-    """The manifest of a ``gnnca data build`` folder (missing or unreadable: one clear error)."""
-    mpath = built / "manifest.json"
-    if not mpath.is_file():
-        raise InputError("no manifest.json (not a gnnca data build folder)", path=str(built))
-    try:
-        return json.loads(mpath.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        raise InputError("not a gnnca data build manifest (not JSON)", path=str(mpath)) from None
-
-
-def build_source_dir(manifest: dict[str, Any], source: str | None = None) -> Path:
-    """The source folder a build read: ``source`` if given, else the manifest's (the bundled data when it names
-    the bundled folder, which moves with the install)."""
-    from .build import bundled_data_dir
-
-    source = source if source is not None else manifest.get("source")
-    return Path(source) if source not in (None, "bundled data/") else bundled_data_dir()
-
-
 def verify(out: str | Path) -> list[str]:
     """Re-check a built folder against its manifest; returns one message per mismatch (empty = all good)."""
     out = Path(out)

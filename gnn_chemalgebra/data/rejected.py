@@ -53,7 +53,7 @@ def rejected_rows(skipped_tsv: Path) -> set[tuple[str, str, int]]:
 
 def extra_build(built: Path) -> tuple[dict[str, Any], Path]:
     """The manifest of a ``gnnca data build --extra`` folder and the source folder it was built from."""
-    from .manifest import build_source_dir, read_build_manifest
+    from .build import build_source_dir, read_build_manifest
 
     manifest = read_build_manifest(built)
     if "extra" not in manifest:

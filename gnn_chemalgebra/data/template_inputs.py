@@ -21,7 +21,6 @@ from ..algebra.rules.template_parts import COMMON_SUBSTRATES, canonical
 from ..errors import InputError
 from ..io import read_jsonl
 from .extra import mit_product_keys, product_key
-from .manifest import build_source_dir, read_build_manifest
 
 SCREEN_MIT = "uspto_mit_valid_test"
 SCREEN_BENCHMARK = "benchmark_valid_test"
@@ -31,6 +30,8 @@ MAX_HEAVY_ATOMS = 70
 
 def read_build(built: Path) -> tuple[dict[str, Any], Path]:
     """The manifest of a ``gnnca data build`` folder and the source folder it was built from."""
+    from .build import build_source_dir, read_build_manifest
+
     manifest = read_build_manifest(built)
     if not (built / "uspto_bal" / "reactions-train.jsonl").is_file():
         raise InputError("no uspto_bal/reactions-train.jsonl (not a gnnca data build folder)", path=str(built))
