@@ -131,6 +131,9 @@ class DecodeConfig:
     # a second checkpoint for Type-1 lines (equal coefficients), relative to this checkpoint's folder; "" = this
     # model reads every line. A model trained on Type-1 lines alone reads them better than a mixed one
     type1_model: str = ""
+    # SMILES: the bond-edit checkpoint (relative to this checkpoint's folder) that writes this model's product
+    # graphs, for a model trained with its own edit model; "" = the paired or the default one
+    edit_model: str = ""
 
 
 @dataclass

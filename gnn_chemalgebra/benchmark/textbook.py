@@ -119,7 +119,7 @@ class _Models:
             out[rec["line"] - 1] = rec
         for n, err in res.refused:
             out[n - 1] = {"line": n, "error": err}
-        return out, self.names.get(repr) or str(default_checkpoint(repr))
+        return out, self.names.get(repr) or str(default_checkpoint(repr, plan.byproducts))
 
 
 def _file_fact(path: str | Path) -> dict[str, str]:

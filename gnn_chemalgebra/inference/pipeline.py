@@ -100,7 +100,7 @@ class Models:
             return got
         got = self.fixed()
         if got is None:
-            path = default_checkpoint(repr)
+            path = default_checkpoint(repr, self.plan.byproducts)
             if not path.is_file():
                 raise InputError("the bundled checkpoint is missing (reinstall the package)", path=str(path))
             got = self.load(str(path))

@@ -157,6 +157,8 @@ class Predictor:
         settings = decode_overrides(options.settings or lm.settings, options.overrides)
         r = lm.runner
         pred = cls(r.model, r.feat, r.vocab, r.vtype, r.device, lm.edit, settings, options.extent, options.byproducts)
+        if options.edit_checkpoint is None and lm.edit_path is not None:  # the one the checkpoint names: workers
+            options = dataclasses.replace(options, edit_checkpoint=lm.edit_path)  # and the trust stage read it
         pred.source = PredictorSpec(str(path), str(r.device), options)
         pred.saved_settings = dataclasses.replace(lm.settings)  # what a calibration without its own record assumes
         pred.second_opinion = options.second_opinion

@@ -24,18 +24,26 @@ from .stop import stop_held, stop_raising, worker_signals
 _BUNDLED = Path(__file__).resolve().parents[1] / "checkpoints"  # package data
 DEFAULT_CHECKPOINT = _BUNDLED / "gnn_default.pt"  # formula model
 SMILES_CHECKPOINT = _BUNDLED / "gnn_smiles_default.pt"  # SMILES model (pairs with edit_default.pt)
+# the SMILES model of lines written in the chemist's convention: fine-tuned on the reactions the benchmark's rule
+# drops and on textbook-class reactions, with its own bond-edit model (its decode.edit_model)
+CHEMIST_SMILES_CHECKPOINT = _BUNDLED / "gnn_smiles_chemist.pt"
 COEF_SETS: tuple[str, ...] = ("auto", "in", "out")
 LINE_TYPES: tuple[str, ...] = ("auto", "1", "2", "model")
 
 
-def default_checkpoint(input_repr: str | None = None) -> Path:
+def default_checkpoint(input_repr: str | None = None, convention: str = "benchmark") -> Path:
     """``$GNNCA_CHECKPOINT``, else the bundled model for the input's representation (SMILES input with no
-    bundled SMILES model goes to the formula model, which converts it to formulas)."""
+    bundled SMILES model goes to the formula model, which converts it to formulas). Lines written in the
+    chemist's ``convention`` (a user's reactions) get the chemist's SMILES model where it is bundled: the
+    benchmark's models learned only the reactions its rule keeps, and benchmark files keep them."""
     env = os.environ.get("GNNCA_CHECKPOINT")
     if env:
         return Path(env)
-    if input_repr == "smiles" and SMILES_CHECKPOINT.exists():
-        return SMILES_CHECKPOINT
+    if input_repr == "smiles":
+        if convention == "chemist" and CHEMIST_SMILES_CHECKPOINT.exists():
+            return CHEMIST_SMILES_CHECKPOINT
+        if SMILES_CHECKPOINT.exists():
+            return SMILES_CHECKPOINT
     return DEFAULT_CHECKPOINT
 
 

@@ -150,11 +150,13 @@ class BatchOutputs:
 
 @dataclass
 class LoadedModel:
-    """What a checkpoint gives the predictor: the runner, its decode settings, and the paired edit model."""
+    """What a checkpoint gives the predictor: the runner, its decode settings, and the paired edit model (with
+    the checkpoint it was read from; ``None``: the default one, or none)."""
 
     runner: ModelRunner
     settings: DecodeConfig
     edit: Any
+    edit_path: str | None = None
 
 
 def load_model(
@@ -186,12 +188,25 @@ def load_model(
     saved = ck.get("config") or {}
     edit = None
     if feat.repr == "smiles":
-        paired = saved.get("model", {}).get("edit_checkpoint")
-        if edit_checkpoint is None and paired and Path(paired).exists():
-            edit_checkpoint = paired  # the edit model this GNN was validated with
+        if edit_checkpoint is None:
+            edit_checkpoint = paired_edit_checkpoint(paths[0], saved)
         edit = load_edit_model(edit_checkpoint, device)
     runner = ModelRunner(model, feat, vocab, int(ck["meta"]["vtype"]), device)
-    return LoadedModel(runner, decode_settings(saved), edit)
+    return LoadedModel(runner, decode_settings(saved), edit, edit_checkpoint)
+
+
+def paired_edit_checkpoint(main: str, saved: dict[str, Any]) -> str | None:
+    """The bond-edit checkpoint a SMILES checkpoint names for itself: its ``decode.edit_model`` (a file beside it),
+    else the edit model it was validated with in training (``model.edit_checkpoint``) where that file exists;
+    ``None``: the default one."""
+    name = decode_settings(saved).edit_model
+    if name:
+        path = Path(name) if Path(name).is_absolute() else Path(main).resolve().parent / name
+        if not path.is_file():
+            raise InputError(f"the bond-edit model named by decode.edit_model is missing: {path}", path=main)
+        return str(path)
+    paired = (saved.get("model") or {}).get("edit_checkpoint")
+    return paired if paired and Path(paired).exists() else None
 
 
 def load_bag_model(
