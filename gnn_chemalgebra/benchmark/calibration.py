@@ -42,13 +42,15 @@ COVERAGES = (0.5, 0.8, 1.0)
 
 @dataclass(frozen=True)
 class LineSet:
-    """One benchmark file pair of a variant: ``src-<split>.txt`` / ``tgt-<split>.txt``, read as ``line_type``."""
+    """One benchmark file pair of a variant: ``src-<split>.txt`` / ``tgt-<split>.txt``, read as ``line_type`` and
+    written in the by-product ``convention`` of its targets (the chemist's sets: ``chemist``)."""
 
     variant: str
     split: str
     src: Path
     tgt: Path
     line_type: int
+    convention: str = "benchmark"
 
     @property
     def name(self) -> str:
@@ -73,6 +75,17 @@ def line_sets(built: Path, repr: str, variants: Sequence[str], split: str, missi
                 raise InputError("no such file (build the data first: gnnca data build)", path=str(p))
         out.append(LineSet(name, split, src, tgt, 2 if "_T2_" in name else 1))
     return out
+
+
+def chemist_sets(folder: Path, repr: str, split: str) -> list[LineSet]:
+    """The ``split`` (``valid`` or ``test``) Type-1 lines of a ``gnnca data chemist`` folder in ``repr``: reactions
+    the benchmark's rule drops, closed with real by-products, so written in the chemist's convention."""
+    d = folder / repr
+    src, tgt = d / f"src-{split}.txt", d / f"tgt-{split}.txt"
+    for p in (src, tgt):
+        if not p.is_file():
+            raise InputError("no such file (make the chemist's sets first: gnnca data chemist)", path=str(p))
+    return [LineSet(f"chemist_{repr}", f"{split}_chemist", src, tgt, 1, "chemist")]
 
 
 def fit_sets(
@@ -113,7 +126,12 @@ def predict_set(
                 log(f"{ls.name}: {len(recs)} records from {path}")
                 return recs
     t0 = time.perf_counter()
-    res = predict_lines(lines, predictor, source_name=str(ls.src), line_type=str(ls.line_type), beam=beam)
+    before = predictor.byproducts
+    predictor.byproducts = ls.convention  # the convention the targets are written in
+    try:
+        res = predict_lines(lines, predictor, source_name=str(ls.src), line_type=str(ls.line_type), beam=beam)
+    finally:
+        predictor.byproducts = before
     if len(res.records) != len(lines):
         raise InputError(f"{len(lines) - len(res.records)} line(s) could not be predicted", path=str(ls.src))
     log(f"{ls.name}: predicted {len(lines)} lines (beam {beam}) in {time.perf_counter() - t0:.0f} s")
@@ -161,7 +179,7 @@ def limiting_targets(
 
 
 def predict_limiting(
-    predictor: Predictor, ls: LineSet, cache: Path | None, tag: str, log: Callable
+    predictor: Predictor, ls: LineSet, cache: Path | None, tag: str, log: Callable, limit: int | None = None
 ) -> tuple[list[dict[str, Any]], list[bool]]:
     """A Type-2 validation file predicted with ``--extent limiting`` (beam 1) and each line's exact match with
     :func:`limiting_targets`."""
@@ -171,11 +189,11 @@ def predict_limiting(
     # one does (tests/inference/test_edit_decode_fast.py), so clearing it only frees the memory
     predictor.decoder.edit_cache.clear()
     try:
-        recs = predict_set(predictor, ls, 1, None, cache, f"{tag}-limiting", log)
+        recs = predict_set(predictor, ls, 1, limit, cache, f"{tag}-limiting", log)
     finally:
         predictor.decoder.extent = before
         predictor.decoder.edit_cache.clear()
-    gold = limiting_targets(read_lines(ls.src), ls.src.parent / f"meta-{ls.split}.jsonl", predictor.repr)
+    gold = limiting_targets(read_lines(ls.src)[: len(recs)], ls.src.parent / f"meta-{ls.split}.jsonl", predictor.repr)
     labels = [
         score_pair(parse_prediction(r["prediction"], predictor.repr).terms, g).em  # type: ignore[arg-type]
         for r, g in zip(recs, gold, strict=True)
@@ -207,6 +225,7 @@ def fit_trust(
     log: Callable = print,
     index: Any = None,
     coefficient_meta: Sequence[Path] = (),
+    limit: int | None = None,
 ) -> tuple[Any, dict[str, Any]]:
     """Fit the calibration on ``valid`` and the domain index on ``train_meta``; returns the
     :class:`~gnn_chemalgebra.trust.annotate.Trust` and a description of what it was fitted on. ``index``: an
@@ -214,7 +233,8 @@ def fit_trust(
 
     ``valid`` may hold shifted validation files (another split than ``valid``, e.g. ``valid_out``): they join
     the calibration's lines (never the domain threshold's or the limiting pass'), and with ``coefficient_meta``
-    (the training lines' ``meta-train.jsonl``) they fit the in-domain flag's coefficient rule."""
+    (the training lines' ``meta-train.jsonl``) they fit the in-domain flag's coefficient rule. ``limit``: the first
+    lines of each file only (``None``: all)."""
     from ..trust.annotate import Trust
     from ..trust.fit import fit_calibrator, fit_coefficient_rule, fit_domain_index
 
@@ -226,8 +246,8 @@ def fit_trust(
     written: list[dict[str, Any]] = []  # the valid lines as the benchmark's rule writes them: the domain threshold's
     shifted_recs: list[tuple[dict[str, Any], bool]] = []  # the shifted ones, labelled: the coefficient rule's
     for ls in valid:
-        recs = predict_set(predictor, ls, beam, None, cache, tag, log)
-        tgts = read_lines(ls.tgt)
+        recs = predict_set(predictor, ls, beam, limit, cache, tag, log)
+        tgts = read_lines(ls.tgt)[: len(recs)]
         lab = exact_labels([r["prediction"] for r in recs], tgts, repr)
         records += recs
         labels += lab
@@ -235,7 +255,7 @@ def fit_trust(
         (written.extend(recs) if ls.split == "valid" else shifted_recs.extend(zip(recs, lab, strict=True)))
         files.append({"src": str(ls.src), "tgt": str(ls.tgt), "lines": len(recs), "line_type": ls.line_type})
     for ls in [x for x in valid if x.line_type == 2 and x.split == "valid"]:  # the same lines as a chemist's amounts
-        recs, lab = predict_limiting(predictor, ls, cache, tag, log)
+        recs, lab = predict_limiting(predictor, ls, cache, tag, log, limit)
         records += recs
         labels += lab
         blabels += [[y] for y in lab]
@@ -389,13 +409,17 @@ def run_calibration(
     log: Callable = print,
     shifted: Path | None = None,
     shifted_splits: Sequence[str] = ("valid_out", "valid_scaffold"),
+    chemist: Path | None = None,
+    fit_limit: int | None = None,
 ) -> dict[str, Any]:
     """Fit (or load) each checkpoint's sidecars, score the test sets, write ``calibration[_TAG].json`` and one PNG
     per checkpoint; returns the record. ``keep_index``: refit the calibration only, keeping the in-domain index
     already beside the checkpoint (no training reactions read). Type-1 lines of a formula pair are predicted with
     a second opinion (the mixed model's line), as ``gnnca predict --json`` writes them. ``shifted``: a folder of
     shifted validation files (``experiments/shift_split.py``): its ``shifted_splits`` of the valid variants are
-    fitted on too, and fit the in-domain flag's coefficient rule."""
+    fitted on too, and fit the in-domain flag's coefficient rule. ``chemist``: a ``gnnca data chemist`` folder whose
+    validation lines (the chemist's convention, Type 1) are fitted on too and whose test lines are scored too.
+    ``fit_limit``: fit on the first lines of each validation file only."""
     import torch
 
     from ..inference.predictor import Predictor, PredictorOptions
@@ -417,6 +441,7 @@ def run_calibration(
         model: dict[str, Any] = {"checkpoint": str(ckpt), "checkpoint_sha256": sha256_file(ckpt), "repr": repr}
         if fit:
             valid = fit_sets(built, repr, valid_variants, shifted, shifted_splits)
+            valid += chemist_sets(chemist, repr, "valid") if chemist is not None else []
             kept = Trust.domain_for(ckpt) if keep_index else None
             if keep_index and kept is None:
                 raise InputError("no in-domain index beside the checkpoint to keep (none, or sidecars written for "
@@ -435,6 +460,7 @@ def run_calibration(
                 log=log,
                 index=kept,
                 coefficient_meta=training_meta(train or built, repr) if shifted is not None else (),
+                limit=fit_limit,
             )
             js, npz = trust.save(ckpt)
             model["sidecars"] = {str(p): p.stat().st_size for p in (js, npz) if p is not None}
@@ -445,7 +471,8 @@ def run_calibration(
             raise InputError(f"no calibration beside the checkpoint ({sidecar_paths(ckpt)[0].name}): run with --fit")
         model.setdefault("fitted_on", {"calibration": trust.calibrator.fitted_on if trust.calibrator else None})
         scores = []
-        for ls in line_sets(built, repr, test_variants, split):
+        tests = line_sets(built, repr, test_variants, split)
+        for ls in [*tests, *(chemist_sets(chemist, repr, "test") if chemist is not None else [])]:
             recs = predict_set(predictor, ls, beam, limit, records, name, log)
             s = score_set(trust, recs, ls, repr)
             log(
@@ -471,6 +498,7 @@ def run_calibration(
 __all__ = [
     "LineSet",
     "beam_labels",
+    "chemist_sets",
     "exact_labels",
     "fit_sets",
     "fit_trust",

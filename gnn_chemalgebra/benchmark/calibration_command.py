@@ -33,6 +33,7 @@ def add_calibration_command(
         split: str = typer.Option("test_in", "--split", help="Test split."),
         limit: int = typer.Option(0, "--limit", help="First N lines of each test file (0 = all)."),
         fit: bool = typer.Option(True, "--fit/--no-fit", help="Fit on validation and write the sidecars first."),
+        fit_limit: int = typer.Option(0, "--fit-limit", help="Fit on the first N lines of each file (0 = all)."),
         keep_index: bool = typer.Option(
             False, "--keep-index", help="Refit the calibration only; keep the in-domain index beside the checkpoint."
         ),
@@ -50,6 +51,12 @@ def add_calibration_command(
         ),
         shifted_splits: str = typer.Option(
             "valid_out,valid_scaffold", "--shifted-splits", help="Their splits (src-SPLIT.txt) fitted on."
+        ),
+        chemist: Path = typer.Option(
+            None,
+            "--chemist",
+            help="A 'gnnca data chemist' folder: its validation lines (real by-products) are fitted on too and its "
+            "test lines scored too.",
         ),
     ) -> None:
         """Calibrated confidence and in-domain index: fit on validation lines (written beside each checkpoint as
@@ -77,6 +84,8 @@ def add_calibration_command(
             tag=tag,
             shifted=shifted,
             shifted_splits=split_list(shifted_splits),
+            chemist=chemist,
+            fit_limit=fit_limit or None,
             command=command(ctx),
             log=lambda m: typer.echo(m, err=True),
         )

@@ -148,3 +148,33 @@ def test_shifted_validation_files_join_the_fit_and_a_wrong_folder_is_one_line(tm
         fit_sets(tmp_path / "built", "formula", ["T1_x1"], tmp_path / "nowhere", ["valid_out"])
     with pytest.raises(InputError, match="no shifted validation files"):
         fit_sets(tmp_path / "built", "formula", ["T1_x1"], tmp_path / "shift", ["valid_out"])
+
+
+@pytest.mark.unit
+def test_chemist_sets_are_type1_lines_in_the_chemists_convention(tmp_path: Path) -> None:
+    from gnn_chemalgebra.benchmark.calibration import chemist_sets
+
+    with pytest.raises(InputError, match="gnnca data chemist"):
+        chemist_sets(tmp_path, "smiles", "valid")
+    (tmp_path / "smiles").mkdir()
+    for name in ("src-valid.txt", "tgt-valid.txt"):
+        (tmp_path / "smiles" / name).write_text("{1}CC(=O)O.{1}NCc1ccccc1\n")
+    (ls,) = chemist_sets(tmp_path, "smiles", "valid")
+    assert (ls.line_type, ls.convention, ls.split) == (1, "chemist", "valid_chemist")
+
+
+@pytest.mark.integration
+def test_chemist_lines_are_predicted_in_their_convention(tmp_path: Path) -> None:
+    """The calibration's records of a chemist's set are written with real by-products (the targets' convention),
+    and the predictor goes back to the benchmark's afterwards."""
+    from gnn_chemalgebra.benchmark.calibration import chemist_sets, predict_set
+    from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
+
+    (tmp_path / "smiles").mkdir()
+    for name in ("src-valid.txt", "tgt-valid.txt"):
+        (tmp_path / "smiles" / name).write_text("{1}CCCCCBr.{1}[Na+].{1}[N-]=[N+]=[N-]\n")
+    pred = Predictor.from_checkpoint(BUNDLED / "gnn_smiles_default.pt", options=PredictorOptions(extent="bayes"))
+    (ls,) = chemist_sets(tmp_path, "smiles", "valid")
+    (rec,) = predict_set(pred, ls, 1, None, None, "t", lambda _: None)
+    assert rec["byproduct_convention"] == "chemist"
+    assert pred.byproducts == "benchmark"
