@@ -18,7 +18,7 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import atomic_write_json, read_lines, sha256_file
-from .calibration import exact_labels, line_sets, predict_set
+from .calibration import chemist_sets, exact_labels, line_sets, predict_set
 
 
 def parse_variants(spec: str) -> list[tuple[str, int | None]]:
@@ -59,10 +59,12 @@ def fit_model(
     cache: Path | None,
     log: Callable,
     shifted: Path | None = None,
+    chemist: tuple[Path, int | None] | None = None,
 ) -> Any:
     """The :class:`~gnn_chemalgebra.inference.conformal.ModelFit` of one checkpoint; with ``shifted`` (a folder of
     ``experiments/shift_split.py``) also the quantiles of Type-2 lines beyond the training lines' largest
-    coefficient, from its ``valid_out`` files (the same variants, the same limits)."""
+    coefficient, from its ``valid_out`` files (the same variants, the same limits). ``chemist``: a ``gnnca data
+    chemist`` folder and a line limit: its validation lines (Type 1, real by-products) join the fit."""
     from ..inference.conformal import ModelFit, fit_kind
     from ..inference.predictor import Predictor, PredictorOptions
     from ..inference.trust_stage import trust_for
@@ -87,26 +89,29 @@ def fit_model(
     beyond_rows: dict[int, list[tuple[list[float], list[bool]]]] = defaultdict(list)
     beyond_files: dict[int, list[dict[str, Any]]] = defaultdict(list)
     max_coef = None if shifted is None else training_max_coefficient(training_meta(built, repr))
+    todo = []
     for variant, limit in variants:
         if variant[:2] in ("F_", "S_") and variant[:2] != prefix:
             continue  # a variant of the other representation: the other checkpoint's
-        sets = [(ls, False) for ls in line_sets(built, repr, [variant], "valid")]
+        todo += [(ls, False, limit) for ls in line_sets(built, repr, [variant], "valid")]
         if shifted is not None:
-            sets += [(ls, True) for ls in line_sets(shifted, repr, [variant], "valid_out", missing_ok=True)]
-        for ls, beyond in sets:
-            recs = predict_set(predictor, ls, k, limit, cache, name, log)
-            annotate_records(recs, trust, repr, top_k=k, domain=False)
-            labelled = labelled_rows(recs, read_lines(ls.tgt)[: len(recs)], repr)
-            for rec, row in zip(recs, labelled, strict=True):
-                far = beyond and max_coef is not None and applies(rec, max_coef)
-                if beyond and not far:
-                    continue  # a shifted line the rule does not read (a fallback): in neither fit
-                (beyond_rows if far else rows)[calibration_code(rec)].append(row)
-            em = sum(r[1][0] for r in labelled if r[1]) / max(len(labelled), 1)
-            (beyond_files if beyond else files)[ls.line_type].append(
-                {"src": str(ls.src), "lines": len(recs), "EM": round(em, 4)}
-            )
-            log(f"{ls.name}: {len(recs)} validation lines, EM {100 * em:.2f}")
+            todo += [(ls, True, limit) for ls in line_sets(shifted, repr, [variant], "valid_out", missing_ok=True)]
+    if chemist is not None:
+        todo += [(ls, False, chemist[1]) for ls in chemist_sets(chemist[0], repr, "valid")]
+    for ls, beyond, limit in todo:
+        recs = predict_set(predictor, ls, k, limit, cache, name, log)
+        annotate_records(recs, trust, repr, top_k=k, domain=False)
+        labelled = labelled_rows(recs, read_lines(ls.tgt)[: len(recs)], repr)
+        for rec, row in zip(recs, labelled, strict=True):
+            far = beyond and max_coef is not None and applies(rec, max_coef)
+            if beyond and not far:
+                continue  # a shifted line the rule does not read (a fallback): in neither fit
+            (beyond_rows if far else rows)[calibration_code(rec)].append(row)
+        em = sum(r[1][0] for r in labelled if r[1]) / max(len(labelled), 1)
+        (beyond_files if beyond else files)[ls.line_type].append(
+            {"src": str(ls.src), "lines": len(recs), "EM": round(em, 4)}
+        )
+        log(f"{ls.name}: {len(recs)} validation lines, EM {100 * em:.2f}")
     if not rows:
         raise InputError(f"--valid names no variant in {checkpoint.name}'s representation ({repr})")
     kinds = {kind: fit_kind(r, range(1, k + 1), coverages, score, files[kind]) for kind, r in sorted(rows.items())}
@@ -137,10 +142,12 @@ def run_conformal(
     command: str = "",
     log: Callable = print,
     shifted: Path | None = None,
+    chemist: tuple[Path, int | None] | None = None,
 ) -> dict[str, Any]:
     """Fit every checkpoint, write the sidecar to ``out``; returns it (with ``path``). ``shifted``: a folder of
     shifted validation files whose ``valid_out`` lines fit the quantiles of lines beyond the training
-    coefficients (:func:`fit_model`)."""
+    coefficients; ``chemist``: a chemist's-sets folder and line limit whose validation lines join the fit
+    (:func:`fit_model`)."""
     import torch
 
     from ..inference.conformal import COVERAGES, SCORES, ConformalTable
@@ -161,13 +168,24 @@ def run_conformal(
     variants = parse_variants(valid)
     models = [
         fit_model(
-            Path(c), built, variants, k=k, coverages=coverages, score=score, cache=records, log=log, shifted=shifted
+            Path(c),
+            built,
+            variants,
+            k=k,
+            coverages=coverages,
+            score=score,
+            cache=records,
+            log=log,
+            shifted=shifted,
+            chemist=chemist,
         )
         for c in checkpoints
     ]
     fitted = {"command": command, "built": str(built), "valid": valid, "top_k": k, "coverages": list(coverages)}
     if shifted is not None:
         fitted["shifted"] = str(shifted)
+    if chemist is not None:
+        fitted["chemist"] = {"folder": str(chemist[0]), "limit": chemist[1]}
     table = ConformalTable(score, models, fitted)
     d = table.to_json()
     atomic_write_json(out, d)

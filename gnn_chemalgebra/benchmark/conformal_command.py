@@ -39,6 +39,12 @@ def add_conformal_command(bench: typer.Typer, wrap: Callable[..., Any], command_
             help="Shifted validation files (experiments/shift_split.py): valid_out fits the "
             "quantiles of Type-2 lines beyond the training coefficients.",
         ),
+        chemist: str = typer.Option(
+            "",
+            "--chemist",
+            help="A 'gnnca data chemist' folder whose validation lines (real by-products) join the fit; "
+            "DIR:1000 keeps the first 1,000 lines.",
+        ),
     ) -> None:
         """Conformal prediction sets: fit on validation lines the quantiles that gnnca predict --coverage reads
         (pass the file with --conformal, or name it <checkpoint>.conformal.json beside the checkpoint)."""
@@ -50,6 +56,9 @@ def add_conformal_command(bench: typer.Typer, wrap: Callable[..., Any], command_
             covs = [float(c) for c in coverages.split(",") if c.strip()]
         except ValueError:
             raise InputError(f"--coverages must be numbers separated by commas, got {coverages!r}") from None
+        folder, _, n = chemist.partition(":")
+        if n and not n.isdigit():
+            raise InputError(f"--chemist: a line count after ':' must be a whole number, got {n!r}")
         res = run_conformal(
             checkpoint or [DEFAULT_CHECKPOINT, SMILES_CHECKPOINT],
             built,
@@ -60,6 +69,7 @@ def add_conformal_command(bench: typer.Typer, wrap: Callable[..., Any], command_
             records=records,
             out=out,
             shifted=shifted,
+            chemist=(Path(folder), int(n) if n else None) if folder else None,
             command=command_of(ctx),
             log=lambda m: typer.echo(m, err=True),
         )
