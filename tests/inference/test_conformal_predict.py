@@ -144,3 +144,24 @@ def test_the_bundled_models_give_sets_without_conformal() -> None:
         assert res.exit_code == 0, res.stderr
         (rec,) = [json.loads(x) for x in res.stdout.splitlines()]
         assert rec["set_size"] >= 1 and rec["prediction_set"][0]["prediction"] == rec["prediction"]
+
+
+@pytest.mark.integration
+def test_chemist_lines_join_the_fit(indexed: Path, built_small: Path, tmp_path: Path) -> None:
+    """``--chemist DIR:N``: the first N validation lines of a chemist's-sets folder join the Type-1 fit."""
+    folder = tmp_path / "chemist" / "formula"
+    folder.mkdir(parents=True)
+    for name in ("src-valid.txt", "tgt-valid.txt"):
+        lines = (built_small / "ChemAlgebra_F_T1_x1" / name).read_text().splitlines()[:12]
+        (folder / name).write_text("\n".join(lines) + "\n")
+    out = tmp_path / "sets.json"
+    base = ["bench", "conformal", "--checkpoint", str(indexed), "--built", str(built_small), "--valid", "T1_x1:20",
+            "--top-k", "2", "--coverages", "0.5", "--out", str(out)]  # fmt: skip
+    code, _, err = _run([*base, "--chemist", f"{folder.parent}:5"])
+    assert code == 0, err
+    d = json.loads(out.read_text())
+    n_valid = len((built_small / "ChemAlgebra_F_T1_x1" / "src-valid.txt").read_text().splitlines())
+    assert d["models"][0]["kinds"]["1"]["lines"] == min(n_valid, 20) + 5
+    assert d["fitted"]["chemist"] == {"folder": str(folder.parent), "limit": 5}
+    code, _, err = _run([*base, "--chemist", f"{folder.parent}:x"])
+    assert code == 2 and "whole number" in err
