@@ -391,7 +391,7 @@ def run_calibration(
     checkpoints: Sequence[Path],
     built: Path,
     *,
-    train: Path | None = None,
+    train: Sequence[Path] | None = None,
     valid_variants: Sequence[str] = ("T1_x1", "T2_x1"),
     test_variants: Sequence[str] = ("T1_x1", "T2_x1"),
     split: str = "test_in",
@@ -451,7 +451,7 @@ def run_calibration(
                 predictor,
                 ckpt,
                 valid,
-                [] if keep_index else training_meta(train or built, repr),
+                [] if keep_index else [m for t in train or [built] for m in training_meta(t, repr)],
                 beam=fit_beam,
                 quantile=quantile,
                 max_sets=max_sets,
@@ -459,7 +459,7 @@ def run_calibration(
                 tag=name,
                 log=log,
                 index=kept,
-                coefficient_meta=training_meta(train or built, repr) if shifted is not None else (),
+                coefficient_meta=training_meta((train or [built])[0], repr) if shifted is not None else (),
                 limit=fit_limit,
             )
             js, npz = trust.save(ckpt)

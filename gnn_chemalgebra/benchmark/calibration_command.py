@@ -25,8 +25,11 @@ def add_calibration_command(
             [], "--checkpoint", help="GNN checkpoint(s) (repeatable; default: both bundled models)."
         ),
         built: Path = typer.Option(Path("built/full"), "--built", help="Built data: validation and test files."),
-        train: Path = typer.Option(
-            None, "--train", help="Built data whose meta-train.jsonl feeds the in-domain index (default: --built)."
+        train: str = typer.Option(
+            "",
+            "--train",
+            help="Built data whose meta-train.jsonl feeds the in-domain index (default: --built); several folders "
+            "comma separated (a model trained on extra folders: data.extra_dirs).",
         ),
         valid: str = typer.Option("T1_x1,T2_x1", "--valid", help="Variants whose src-valid.txt fit the calibration."),
         test: str = typer.Option("T1_x1,T2_x1", "--test", help="Variants scored (F_/S_ added by the model)."),
@@ -68,7 +71,7 @@ def add_calibration_command(
         res = run_calibration(
             checkpoint or [DEFAULT_CHECKPOINT, SMILES_CHECKPOINT],
             built,
-            train=train,
+            train=[Path(t) for t in split_list(train)] or None,
             valid_variants=split_list(valid),
             test_variants=split_list(test),
             split=split,
