@@ -81,8 +81,10 @@ def compact_folder(
         atomic_write_json(js, _rebind(d, renamed))
         log(f"{js.name}: re-bound to the rewritten checkpoints")
     conformal = sorted(p.name for p in folder.glob("*.conformal.json"))
-    if conformal and any(r["sha256_before"] != r["sha256_after"] for r in rows):
-        log(f"{', '.join(conformal)}: bound to the old checkpoints' sha256: refit them (gnnca bench conformal)")
+    changed = {r["file"] for r in rows if r["sha256_before"] != r["sha256_after"]}
+    stale = [c for c in conformal if c.removesuffix(".conformal.json") in changed]  # <checkpoint>.conformal.json
+    if stale:
+        log(f"{', '.join(stale)}: bound to the old checkpoints' sha256: refit them (gnnca bench conformal)")
     listed = [*names, *(p.name for p in sidecars), *(p.name for p in sorted(folder.glob("*.trust.npz"))), *conformal]
     log(f"wrote {write_checksums(folder, listed).name} ({len(listed)} files)")
     return rows

@@ -10,7 +10,12 @@ from typer.testing import CliRunner
 from gnn_chemalgebra.chem.molecule import bag_composition
 from gnn_chemalgebra.cli import app
 from gnn_chemalgebra.inference.edit_decode import BUNDLED_CHECKPOINT as EDIT_CHECKPOINT
-from gnn_chemalgebra.inference.run import DEFAULT_CHECKPOINT, SMILES_CHECKPOINT, default_checkpoint
+from gnn_chemalgebra.inference.run import (
+    CHEMIST_SMILES_CHECKPOINT,
+    DEFAULT_CHECKPOINT,
+    SMILES_CHECKPOINT,
+    default_checkpoint,
+)
 
 pytestmark = pytest.mark.integration
 
@@ -24,14 +29,19 @@ def _no_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_bundled_files_are_package_data() -> None:
-    for p in (DEFAULT_CHECKPOINT, SMILES_CHECKPOINT, EDIT_CHECKPOINT):
+    chemist_edit = CHEMIST_SMILES_CHECKPOINT.with_name("edit_chemist.pt")
+    for p in (DEFAULT_CHECKPOINT, SMILES_CHECKPOINT, EDIT_CHECKPOINT, CHEMIST_SMILES_CHECKPOINT, chemist_edit):
         assert p.is_file() and p.stat().st_size < 20e6, p
     assert default_checkpoint("smiles") == SMILES_CHECKPOINT and default_checkpoint("formula") == DEFAULT_CHECKPOINT
+    assert default_checkpoint("smiles", "chemist") == CHEMIST_SMILES_CHECKPOINT  # a user's lines
 
 
 def test_smiles_input_gets_product_graphs() -> None:
+    """The benchmark's SMILES model on a user's lines (named: by default they go to the chemist's model)."""
     res = CliRunner().invoke(
-        app, ["predict", "-", "--json", "--beam", "3"], input=AMIDE + "\nCCO.CC(=O)O>OS(=O)(=O)O>\n"
+        app,
+        ["predict", "-", "--json", "--beam", "3", "--checkpoint", str(SMILES_CHECKPOINT)],
+        input=AMIDE + "\nCCO.CC(=O)O>OS(=O)(=O)O>\n",
     )
     assert res.exit_code == 0, res.output
     recs = [json.loads(x) for x in res.stdout.splitlines()]
