@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -33,76 +32,12 @@ from ..errors import InputError
 from ..evaluation.calibration import calibration_summary, coverage_curve, reliability_bins
 from ..evaluation.metrics import parse_prediction, parse_reference, score_pair
 from ..io import atomic_write_json, atomic_write_lines, read_lines, sha256_file
+from .line_sets import LineSet, chemist_sets, fit_sets, line_sets
 
 if TYPE_CHECKING:
     from ..inference.predictor import Predictor
 
 COVERAGES = (0.5, 0.8, 1.0)
-
-
-@dataclass(frozen=True)
-class LineSet:
-    """One benchmark file pair of a variant: ``src-<split>.txt`` / ``tgt-<split>.txt``, read as ``line_type`` and
-    written in the by-product ``convention`` of its targets (the chemist's sets: ``chemist``)."""
-
-    variant: str
-    split: str
-    src: Path
-    tgt: Path
-    line_type: int
-    convention: str = "benchmark"
-
-    @property
-    def name(self) -> str:
-        return f"{variant_short(self.variant)} {self.split}"
-
-
-def line_sets(built: Path, repr: str, variants: Sequence[str], split: str, missing_ok: bool = False) -> list[LineSet]:
-    """The files of ``variants`` (short names such as ``T1_x1``, prefixed ``F_`` / ``S_`` by ``repr``);
-    ``missing_ok``: leave out a variant without the split's files instead of stopping."""
-    out = []
-    for v in variants:
-        short = v if v[:2] in ("F_", "S_") else ("S_" if repr == "smiles" else "F_") + v
-        name = short if short.startswith("ChemAlgebra_") else f"ChemAlgebra_{short}"
-        if (name.split("_")[1] == "S") != (repr == "smiles"):
-            raise InputError(f"variant {v} is not in this model's representation ({repr})")
-        d = built / name
-        src, tgt = d / f"src-{split}.txt", d / f"tgt-{split}.txt"
-        if missing_ok and not (src.is_file() and tgt.is_file()):
-            continue
-        for p in (src, tgt):
-            if not p.is_file():
-                raise InputError("no such file (build the data first: gnnca data build)", path=str(p))
-        out.append(LineSet(name, split, src, tgt, 2 if "_T2_" in name else 1))
-    return out
-
-
-def chemist_sets(folder: Path, repr: str, split: str) -> list[LineSet]:
-    """The ``split`` (``valid`` or ``test``) Type-1 lines of a ``gnnca data chemist`` folder in ``repr``: reactions
-    the benchmark's rule drops, closed with real by-products, so written in the chemist's convention."""
-    d = folder / repr
-    src, tgt = d / f"src-{split}.txt", d / f"tgt-{split}.txt"
-    for p in (src, tgt):
-        if not p.is_file():
-            raise InputError("no such file (make the chemist's sets first: gnnca data chemist)", path=str(p))
-    return [LineSet(f"chemist_{repr}", f"{split}_chemist", src, tgt, 1, "chemist")]
-
-
-def fit_sets(
-    built: Path, repr: str, variants: Sequence[str], shifted: Path | None, shifted_splits: Sequence[str]
-) -> list[LineSet]:
-    """The validation files a calibration is fitted on: ``src-valid.txt`` of ``variants`` in ``built``, then
-    each of ``shifted_splits`` of the same variants in ``shifted`` that it holds (at least one)."""
-    out = line_sets(built, repr, variants, "valid")
-    if shifted is None:
-        return out
-    if not shifted.is_dir():
-        raise InputError("no such folder of shifted validation files", path=str(shifted))
-    more = [ls for sp in shifted_splits for ls in line_sets(shifted, repr, variants, sp, missing_ok=True)]
-    if not more:
-        raise InputError(f"no shifted validation files ({', '.join(shifted_splits)}) of {', '.join(variants)}",
-                         path=str(shifted))  # fmt: skip
-    return out + more
 
 
 # --------------------------------------------------------------------------- predicting and labelling
@@ -294,6 +229,16 @@ def _trust_meta(predictor: Predictor) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- scoring
+def _score_line(s: dict[str, Any]) -> str:
+    """One scored test set in a line: EM, then ECE, AUROC and EM@80 raw -> calibrated."""
+    raw, cal = s["raw"], s["calibrated"]
+    return (
+        f"{s['set']} ({s['lines']} lines): EM {100 * cal['EM']:.2f}; ECE {100 * raw['ECE']:.1f}% -> "
+        f"{100 * cal['ECE']:.1f}%, AUROC {raw['AUROC'] or 0:.3f} -> {cal['AUROC'] or 0:.3f}, EM@80 "
+        f"{100 * raw['EM@80']:.2f} -> {100 * cal['EM@80']:.2f}"
+    )
+
+
 def score_set(trust: Any, records: list[dict[str, Any]], ls: LineSet, repr: str) -> dict[str, Any]:
     """Raw and calibrated confidence of one test set's records against its targets."""
     from ..trust.calibrators import raw_confidence
@@ -474,14 +419,8 @@ def run_calibration(
         tests = line_sets(built, repr, test_variants, split)
         for ls in [*tests, *(chemist_sets(chemist, repr, "test") if chemist is not None else [])]:
             recs = predict_set(predictor, ls, beam, limit, records, name, log)
-            s = score_set(trust, recs, ls, repr)
-            log(
-                f"{s['set']} ({s['lines']} lines): EM {100 * s['calibrated']['EM']:.2f}; ECE "
-                f"{100 * s['raw']['ECE']:.1f}% -> {100 * s['calibrated']['ECE']:.1f}%, AUROC "
-                f"{s['raw']['AUROC'] or 0:.3f} -> {s['calibrated']['AUROC'] or 0:.3f}, EM@80 "
-                f"{100 * s['raw']['EM@80']:.2f} -> {100 * s['calibrated']['EM@80']:.2f}"
-            )
-            scores.append(s)
+            scores.append(score_set(trust, recs, ls, repr))
+            log(_score_line(scores[-1]))
         suffix = f"_{tag}" if tag else ""
         png = plot_sets(scores, f"{ckpt.name}: confidence on {split}" + (f", first {limit:,} lines" if limit else ""),
                         out / f"calibration_{name}{suffix}.png")  # fmt: skip
