@@ -62,9 +62,9 @@ class PredictOptions:
     edit_checkpoint: Path | None = option(
         None,
         "--edit-checkpoint",
-        help="Bond-edit model for new SMILES product graphs (default: the one the GNN was trained with, "
-        "$GNNCA_EDIT_CHECKPOINT, or the bundled edit_default.pt). Several joined by commas (a.pt,b.pt) are "
-        "read as one ensemble: their heads' log-probabilities averaged.",
+        help="Bond-edit model for new SMILES product graphs (default: the one the GNN names, decode.edit_model, "
+        "or the one it was trained with, $GNNCA_EDIT_CHECKPOINT, or the bundled edit_default.pt). Several joined "
+        "by commas (a.pt,b.pt) are read as one ensemble: their heads' log-probabilities averaged.",
     )
     repr: str = option(
         "auto",
@@ -86,7 +86,9 @@ class PredictOptions:
         help="What a written line gives off: chemist (real molecules: water, HCl, a salt written as the input "
         "writes its ions, CO2, N2, an alcohol; a line no real molecules close keeps the benchmark's, counted), "
         "benchmark (the benchmark's leftover chains such as [O] or [C]O[O]), or auto (benchmark for a benchmark "
-        "source file src-*.txt or --extent bayes, chemist otherwise). --json says which wrote each line.",
+        "source file src-*.txt or --extent bayes, chemist otherwise). --json says which wrote each line. Without "
+        "--checkpoint it also picks the SMILES models: chemist lines go to gnn_smiles_chemist.pt, trained on the "
+        "reactions the benchmark's rule drops too; benchmark lines to gnn_smiles_default.pt.",
     )
     settings: list[str] = option(
         [],
