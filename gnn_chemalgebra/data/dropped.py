@@ -129,7 +129,7 @@ def build_dropped(
     manifest = {
         "tool": "gnnca data dropped",
         "from": {"built": str(built), "manifest_sha256": file_info(built / "manifest.json")["sha256"]},
-        "source": str(screened.src_dir),
+        "source": screened.manifest.get("source") or "bundled data/",  # as the build names it: no machine path
         "seed": seed,
         "limit": limit,
         "max_added": max_added,

@@ -362,6 +362,7 @@ def test_dropped_closes_the_rows_the_leftover_rule_drops(source: dict, builds: d
     res = CliRunner().invoke(app, ["data", "dropped", str(builds["extra"]), "--out", str(out), "--workers", "1"])
     assert res.exit_code == 0, res.output
     manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["source"] == json.loads((builds["extra"] / "manifest.json").read_text())["source"]  # as named
     c = manifest["counts"]
     assert c["rows_listed"] == c["rows_read"] == len(rejected)
     assert c["rows_read"] == sum(c["screened_out"].values()) + c["closed"] + sum(c["not_closed"].values())
