@@ -386,7 +386,7 @@ def run_calibration(
         model: dict[str, Any] = {"checkpoint": str(ckpt), "checkpoint_sha256": sha256_file(ckpt), "repr": repr}
         if fit:
             valid = fit_sets(built, repr, valid_variants, shifted, shifted_splits)
-            valid += chemist_sets(chemist, repr, "valid") if chemist is not None else []
+            valid += chemist_sets(chemist, repr, "valid")
             kept = Trust.domain_for(ckpt) if keep_index else None
             if keep_index and kept is None:
                 raise InputError("no in-domain index beside the checkpoint to keep (none, or sidecars written for "
@@ -416,8 +416,7 @@ def run_calibration(
             raise InputError(f"no calibration beside the checkpoint ({sidecar_paths(ckpt)[0].name}): run with --fit")
         model.setdefault("fitted_on", {"calibration": trust.calibrator.fitted_on if trust.calibrator else None})
         scores = []
-        tests = line_sets(built, repr, test_variants, split)
-        for ls in [*tests, *(chemist_sets(chemist, repr, "test") if chemist is not None else [])]:
+        for ls in line_sets(built, repr, test_variants, split) + chemist_sets(chemist, repr, "test"):
             recs = predict_set(predictor, ls, beam, limit, records, name, log)
             scores.append(score_set(trust, recs, ls, repr))
             log(_score_line(scores[-1]))

@@ -18,7 +18,8 @@ from typing import Any
 
 from ..errors import InputError
 from ..io import atomic_write_json, read_lines, sha256_file
-from .calibration import chemist_sets, exact_labels, line_sets, predict_set
+from .calibration import exact_labels, predict_set
+from .line_sets import chemist_sets, line_sets
 
 
 def parse_variants(spec: str) -> list[tuple[str, int | None]]:

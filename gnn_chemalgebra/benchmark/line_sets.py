@@ -48,9 +48,12 @@ def line_sets(built: Path, repr: str, variants: Sequence[str], split: str, missi
     return out
 
 
-def chemist_sets(folder: Path, repr: str, split: str) -> list[LineSet]:
+def chemist_sets(folder: Path | None, repr: str, split: str) -> list[LineSet]:
     """The ``split`` (``valid`` or ``test``) Type-1 lines of a ``gnnca data chemist`` folder in ``repr``: reactions
-    the benchmark's rule drops, closed with real by-products, so written in the chemist's convention."""
+    the benchmark's rule drops, closed with real by-products, so written in the chemist's convention (none without
+    a folder)."""
+    if folder is None:
+        return []
     d = folder / repr
     src, tgt = d / f"src-{split}.txt", d / f"tgt-{split}.txt"
     for p in (src, tgt):

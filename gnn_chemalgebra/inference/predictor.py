@@ -29,7 +29,7 @@ from .decoder import Decoder, LineOutputs, extent_rule_for, kbest_assignments
 from .hypotheses import ExampleOutputs
 from .prediction import Prediction, SecondOpinion
 from .report import build_record
-from .runner import ModelRunner, load_edit_model, load_model
+from .runner import ModelRunner, file_beside, load_edit_model, load_model
 
 __all__ = ["Predictor", "PredictorOptions", "PredictorSpec", "kbest_assignments", "load_edit_model"]
 
@@ -173,9 +173,7 @@ class Predictor:
     ) -> Predictor:
         """The predictor of the Type-1 lines named by ``decode.type1_model`` (relative to the main checkpoint's
         folder), with its own saved decode settings and the user's ``--set`` overrides; it routes no further."""
-        path = Path(name) if Path(name).is_absolute() else Path(main).resolve().parent / name
-        if not path.is_file():
-            raise InputError(f"the Type-1 model named by decode.type1_model is missing: {path}", path=main)
+        path = file_beside(main, name, "Type-1 model", "decode.type1_model")
         overrides = (
             ()
             if options.type1_settings is not None

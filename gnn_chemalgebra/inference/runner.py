@@ -186,25 +186,31 @@ def load_model(
         same_vocab = all(v.items == vocab.items for _, _, v, _ in loaded)
         model = BagEnsemble([m for *_, m in loaded], same_vocab)
     saved = ck.get("config") or {}
+    settings = decode_settings(saved)
     edit = None
     if feat.repr == "smiles":
         if edit_checkpoint is None:
-            edit_checkpoint = paired_edit_checkpoint(paths[0], saved)
+            edit_checkpoint = paired_edit_checkpoint(paths[0], saved, settings.edit_model)
         edit = load_edit_model(edit_checkpoint, device)
     runner = ModelRunner(model, feat, vocab, int(ck["meta"]["vtype"]), device)
-    return LoadedModel(runner, decode_settings(saved), edit, edit_checkpoint)
+    return LoadedModel(runner, settings, edit, edit_checkpoint)
 
 
-def paired_edit_checkpoint(main: str, saved: dict[str, Any]) -> str | None:
-    """The bond-edit checkpoint a SMILES checkpoint names for itself: its ``decode.edit_model`` (a file beside it),
-    else the edit model it was validated with in training (``model.edit_checkpoint``) where that file exists;
-    ``None``: the default one."""
-    name = decode_settings(saved).edit_model
-    if name:
-        path = Path(name) if Path(name).is_absolute() else Path(main).resolve().parent / name
-        if not path.is_file():
-            raise InputError(f"the bond-edit model named by decode.edit_model is missing: {path}", path=main)
-        return str(path)
+def file_beside(main: str, name: str, what: str, setting: str) -> Path:
+    """The file a checkpoint's decode ``setting`` names (``name``, relative to the checkpoint's folder unless
+    absolute); a missing one is one line naming the setting."""
+    path = Path(name) if Path(name).is_absolute() else Path(main).resolve().parent / name
+    if not path.is_file():
+        raise InputError(f"the {what} named by {setting} is missing: {path}", path=main)
+    return path
+
+
+def paired_edit_checkpoint(main: str, saved: dict[str, Any], named: str) -> str | None:
+    """The bond-edit checkpoint a SMILES checkpoint names for itself: ``named`` (its ``decode.edit_model``, a file
+    beside it), else the edit model it was validated with in training (``model.edit_checkpoint``) where that file
+    exists; ``None``: the default one."""
+    if named:
+        return str(file_beside(main, named, "bond-edit model", "decode.edit_model"))
     paired = (saved.get("model") or {}).get("edit_checkpoint")
     return paired if paired and Path(paired).exists() else None
 
