@@ -134,6 +134,9 @@ class DecodeConfig:
     # SMILES: the bond-edit checkpoint (relative to this checkpoint's folder) that writes this model's product
     # graphs, for a model trained with its own edit model; "" = the paired or the default one
     edit_model: str = ""
+    # a chemist's line (--byproducts chemist): hypotheses searched for one that real by-products close (water,
+    # an alcohol, a salt) before one they do not; 1 = the decoder's first line, as the benchmark reads it
+    real_byproduct_beam: int = _opt(1, lo=1)
 
 
 @dataclass

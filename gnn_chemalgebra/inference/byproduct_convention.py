@@ -173,17 +173,26 @@ def chemist_result(
     repr: Repr,
     comp: Callable[[str], Mapping[str, int]],
     keeps_roles: Callable[[BagExample, Decoded], bool],
+    acceptable: Callable[[Decoded], bool] | None = None,
+    searched: int = 1,
+    keep: int | None = None,
 ) -> Any:
     """``res`` (a :class:`~.decoder.DecodeResult`) with each balanced beam entry rewritten in the chemist's
     convention (:func:`chemist_decoding`); the line written is the rewritten first entry, or the benchmark's line
-    with ``convention_note`` saying why."""
+    with ``convention_note`` saying why.
+
+    With ``acceptable`` (the decoder's test of a line worth stopping at), the beam is ranked again: an acceptable
+    entry among the first ``searched`` that real molecules close comes before the others, each group in the
+    decoder's order. A product graph whose remainder is an oxygen atom or a bare chain is no reaction a chemist
+    writes, and the edit model's next graph (the imine beside the amine it wrote, the alkene beside the alkane)
+    often is. Only the first ``searched`` entries move, so the line written does not depend on how many
+    alternatives are asked for. ``keep`` entries stay."""
     if res.mode == "given":
         return res
     if res.fallback:  # the source written back: no by-product to write either way
         return dataclasses.replace(res, convention=CHEMIST)
-    beam: list[Any] = []
-    note: str | None = None
-    for i, h in enumerate(res.beam):
+    entries: list[tuple[Any, str | None]] = []  # (entry, why no real molecules close it; None: they do)
+    for h in res.beam:
         got: tuple[Decoded, tuple[str, ...]] | str = "not balanced"
         if h.decoded.balanced and h.roles is not None:
             try:
@@ -191,15 +200,25 @@ def chemist_result(
             except ChemAlgebraError as err:
                 got = str(err)
         if isinstance(got, str) or not keeps_roles(ex, got[0]):
-            beam.append(h)
-            if i == 0:
-                note = f"{KEPT_NOTE} ({got if isinstance(got, str) else 'a reagent would react'})"
+            entries.append((h, got if isinstance(got, str) else "a reagent would react"))
             continue
         d, names = got
         if Counter(d.terms) == Counter(h.decoded.terms):  # the same line: already real by-products, kept as written
-            beam.append(h)
+            entries.append((h, None))
             continue
-        beam.append(h._replace(decoded=d, roles=tuple(role_class(d.nu.get(m, 0)) for m in ex.mols), extras=names))
+        rewritten = h._replace(decoded=d, roles=tuple(role_class(d.nu.get(m, 0)) for m in ex.mols), extras=names)
+        entries.append((rewritten, None))
+    if acceptable is not None:
+
+        def rank(i: int) -> tuple[bool, bool]:
+            return not acceptable(res.beam[i].decoded), i >= searched or entries[i][1] is not None
+
+        order = sorted(range(len(entries)), key=rank)
+        entries = [entries[i] for i in order]
+    entries = entries[: keep or len(entries)]
+    beam = [h for h, _ in entries]
+    why = entries[0][1]
+    note = None if why is None else f"{KEPT_NOTE} ({why})"
     chosen = beam[0] if res.chosen is res.beam[0] else res.chosen
     convention = BENCHMARK if note else CHEMIST
     return dataclasses.replace(res, beam=beam, chosen=chosen, convention=convention, convention_note=note)

@@ -146,10 +146,12 @@ class Decoder(LeftoverHead, GivenProducts):
         sides = given_sides(ex.terms)
         if sides is not None and sides.products:
             return self._decode_given(ex, lo, sides, beam, rule, vocab_extras, left)
-        res = self._decode_bag_line(ex, lo, beam, scorer, rule, vocab_extras, left)
-        if self.byproducts == CHEMIST:
-            return chemist_result(ex, res, self.repr, self._comp, self.keeps_roles)
-        return res
+        if self.byproducts != CHEMIST:
+            return self._decode_bag_line(ex, lo, beam, scorer, rule, vocab_extras, left)
+        searched = self.settings.real_byproduct_beam
+        res = self._decode_bag_line(ex, lo, max(beam, searched), scorer, rule, vocab_extras, left)
+        reorder = self.acceptable if searched > 1 else None
+        return chemist_result(ex, res, self.repr, self._comp, self.keeps_roles, reorder, searched, keep=max(beam, 1))
 
     def _decode_bag_line(
         self,

@@ -16,12 +16,13 @@ from gnn_chemalgebra.data.featurize import Featurizer
 from gnn_chemalgebra.errors import InputError
 from gnn_chemalgebra.inference.byproduct_convention import (
     chemist_decoding,
+    chemist_result,
     merge_new_terms,
     resolve_byproducts,
     split_species,
 )
 from gnn_chemalgebra.inference.decode import decode_bag
-from gnn_chemalgebra.inference.decoder import Hypothesis
+from gnn_chemalgebra.inference.decoder import DecodeResult, Hypothesis
 from gnn_chemalgebra.inference.predictor import Predictor
 
 TINY = {"hidden": 16, "layers": 1, "heads": 2, "dropout": 0.0}
@@ -93,6 +94,47 @@ def test_a_line_no_real_molecules_close_says_why() -> None:
     d.main_product = "CCC"
     got = chemist_decoding(ex, Hypothesis(0.0, d, (0, 0, 1), ("O", "[B-]")), "smiles", _comp, "bayes")
     assert isinstance(got, str) and "B, H, O do not balance" in got
+
+
+def _imine_beam() -> tuple:
+    """Benzaldehyde + methylamine as an edit model may rank it: the amine and an oxygen atom first (no real
+    molecule is one oxygen atom), the imine and water second."""
+    ex = _example("{1}O=Cc1ccccc1.{1}CN")
+    nu = {"O=Cc1ccccc1": -1, "CN": -1}
+    beam = []
+    for score, main, rest in [(-0.1, "CNCc1ccccc1", "[O]"), (-1.0, "CN=Cc1ccccc1", "O")]:
+        comps = {m: composition(m, "smiles") for m in [*ex.mols, main, rest]}
+        d = decode_bag(ex.terms, nu, [main, rest], comps, "smiles", 1, "in", extent_rule="limiting")
+        assert d.balanced
+        d.main_product = main
+        beam.append(Hypothesis(score, d, (0, 0), (rest,)))
+    return ex, DecodeResult(beam, beam[0], False, "limiting", mode="edit")
+
+
+def _line(h: Hypothesis) -> str:
+    return ".".join(str(t) for t in h.decoded.terms)
+
+
+@pytest.mark.unit
+@pytest.mark.parametrize(("searched", "written"), [(1, "{1}CNCc1ccccc1.{1}[O]"), (2, "{1}CN=Cc1ccccc1.{1}O")])
+def test_a_line_real_molecules_close_is_written_before_one_they_do_not(searched: int, written: str) -> None:
+    """Searching the first two entries writes the imine and water; the first alone keeps the amine, with the
+    note that says why. Either way the beam keeps the entries asked for, and the written line is its first."""
+    ex, res = _imine_beam()
+    got = chemist_result(ex, res, "smiles", _comp, lambda e, d: True, lambda d: True, searched, keep=2)
+    assert _line(got.beam[0]) == _line(got.chosen) == written and len(got.beam) == 2
+    assert (got.convention, got.convention_note is None) == (
+        ("chemist", True) if searched == 2 else ("benchmark", False)
+    )
+    one = chemist_result(ex, res, "smiles", _comp, lambda e, d: True, lambda d: True, searched, keep=1)
+    assert [_line(h) for h in one.beam] == [written]
+
+
+@pytest.mark.unit
+def test_an_unacceptable_line_stays_behind_even_when_real_molecules_close_it() -> None:
+    ex, res = _imine_beam()
+    got = chemist_result(ex, res, "smiles", _comp, lambda e, d: True, lambda d: d.main_product != "CN=Cc1ccccc1", 2)
+    assert _line(got.beam[0]) == "{1}CNCc1ccccc1.{1}[O]"
 
 
 def _comp(m: str):  # noqa: ANN202 - a Counter
