@@ -108,7 +108,7 @@ def test_a_rules_line_has_no_conformal_set_and_is_counted_so() -> None:
     """With ``--coverage`` a line a rule wrote gets no prediction set (its confidence is the rule's, not the
     model's that the sets are fitted on), and the count of lines without a set on stderr agrees with the
     records."""
-    lines = "Cl.[Na+].[OH-]\nCCCCCBr.[Na+].[N-]=[N+]=[N-]\n"
+    lines = "Cl.[Na+].[OH-]\nCC(=O)O.NCc1ccccc1\n"  # a neutralisation; an acid and an amine, no rule
     res = CliRunner().invoke(app, ["predict", "-", "--coverage", "0.9", "--json"], input=lines)
     assert res.exit_code == 0, res.output
     recs = [json.loads(x) for x in res.stdout.splitlines()]
@@ -125,7 +125,7 @@ def test_a_rules_line_has_no_conformal_set_and_is_counted_so() -> None:
 
 @pytest.mark.integration
 def test_predict_marks_who_wrote_each_line_and_leaves_benchmark_files_alone(tmp_path: Path) -> None:
-    lines = "Cl.[Na+].[OH-]\nCCCCCBr.[Na+].[N-]=[N+]=[N-]\n"
+    lines = "Cl.[Na+].[OH-]\nCC(=O)O.NCc1ccccc1\n"  # a neutralisation; an acid and an amine, no rule
     result = CliRunner().invoke(app, ["predict", "-", "--json"], input=lines)
     assert result.exit_code == 0, result.output
     records = [json.loads(x) for x in result.stdout.splitlines()]

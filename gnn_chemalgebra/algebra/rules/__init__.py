@@ -17,7 +17,8 @@ from ...errors import ChemAlgebraError
 from .general import propose
 from .line import RuleLine, rule_line
 from .organic import propose_organic
-from .species import read_items
+from .species import Item, read_items
+from .template_rule import template_proposals
 
 # How much a rule's line is trusted: the share of lines it writes right that a rule of its kind can claim. Rules
 # whose products follow from the molecules alone (stoichiometry): 0.95; rules that read a table (solubility,
@@ -34,6 +35,7 @@ CONFIDENCE: dict[str, float] = {
     "carbonate_decomposition": 0.9,
 }
 ORGANIC_CONFIDENCE = 0.9
+TEMPLATE_CONFIDENCE = 0.9  # a textbook-class template that covers the whole line (:mod:`.template_rule`)
 
 __all__ = ["CONFIDENCE", "RuleLine", "apply_rules"]
 
@@ -52,12 +54,30 @@ def apply_rules(
         items = read_items(list(merged.items()), repr)
     except ChemAlgebraError:
         return None
-    lines: list[RuleLine] = []
     proposals = [(name, used, made, CONFIDENCE[name], False) for name, used, made in propose(items)]
     if repr == "smiles":
         proposals += [(name, used, made, ORGANIC_CONFIDENCE, True) for name, used, made in propose_organic(items)]
     stated = reagents is None
     held = {canonical(m, repr) for m in reagents or ()}
+    lines = _lines(items, proposals, repr, stated, held)
+    if not lines and repr == "smiles":  # the templates speak where no rule written for its class does
+        tried = [(name, used, made, TEMPLATE_CONFIDENCE, True) for name, used, made in template_proposals(items)]
+        lines = _lines(items, tried, repr, stated, held)
+    if len({canonical_line(r, repr) for r in lines}) != 1:
+        return None
+    line = lines[0]
+    if given:
+        made_keys = {canonical(m, repr) for m in line.products}
+        if any(canonical(m, repr) not in made_keys for m in given):
+            return None
+    return line
+
+
+def _lines(
+    items: Sequence[Item], proposals: Sequence[tuple], repr: Repr, stated: bool, held: set[str]
+) -> list[RuleLine]:
+    """The balanced line of every proposal that consumes none of the reaction's stated reagents (``held``)."""
+    lines: list[RuleLine] = []
     for name, used, made, confidence, template in proposals:
         if any(canonical(it.written, repr) in held for it in used):
             continue
@@ -67,14 +87,7 @@ def apply_rules(
             got = None
         if got is not None:
             lines.append(got)
-    if len({canonical_line(r, repr) for r in lines}) != 1:
-        return None
-    line = lines[0]
-    if given:
-        made_keys = {canonical(m, repr) for m in line.products}
-        if any(canonical(m, repr) not in made_keys for m in given):
-            return None
-    return line
+    return lines
 
 
 def canonical_line(line: RuleLine, repr: Repr) -> frozenset[tuple[str, int]]:
