@@ -10,7 +10,7 @@ import pytest
 
 from gnn_chemalgebra.algebra.rules import TEMPLATE_CONFIDENCE, apply_rules
 from gnn_chemalgebra.algebra.rules.species import read_items
-from gnn_chemalgebra.algebra.rules.template_rule import template_proposals
+from gnn_chemalgebra.algebra.rules.template_rule import MEASURED, template_proposals
 from gnn_chemalgebra.chem.bag import parse_bag
 from gnn_chemalgebra.chem.molecule import bag_composition, canonical
 
@@ -32,7 +32,7 @@ def _bag(text: str) -> Counter:
 )
 def test_a_template_writes_the_line_it_covers(line: str, rule: str, expected: str) -> None:
     got = apply_rules(parse_bag(line, default_coef=1), "smiles")
-    assert got is not None and got.rule == rule and got.confidence == TEMPLATE_CONFIDENCE
+    assert got is not None and got.rule == rule and got.confidence == MEASURED.get(rule, TEMPLATE_CONFIDENCE)
     written = ".".join(str(t) for t in got.terms)
     assert _bag(written) == _bag(expected)
     assert bag_composition(written, "smiles") == bag_composition(line, "smiles")  # nothing made or lost
@@ -49,6 +49,12 @@ def test_a_template_writes_the_line_it_covers(line: str, rule: str, expected: st
 def test_a_line_a_template_does_not_cover_is_left_to_the_model(line: str) -> None:
     items = read_items([(t.mol, t.coef) for t in parse_bag(line, default_coef=1)], "smiles")
     assert template_proposals(items) == [] or apply_rules(parse_bag(line, default_coef=1), "smiles") is None
+
+
+def test_a_template_the_chemists_set_finds_unreliable_is_no_rule() -> None:
+    """Amide hydrolysis is wrong on every line of the chemist's validation set it fires on: the model's."""
+    assert apply_rules(parse_bag("CC(=O)NCCc1ccccc1.[Na+].[OH-]", default_coef=1), "smiles") is None
+    assert MEASURED["ester_aminolysis"] < TEMPLATE_CONFIDENCE  # measured below the default, so stated below it
 
 
 def test_a_hand_written_rule_comes_before_the_templates() -> None:

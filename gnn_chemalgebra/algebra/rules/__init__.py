@@ -18,7 +18,7 @@ from .general import propose
 from .line import RuleLine, rule_line
 from .organic import propose_organic
 from .species import Item, read_items
-from .template_rule import template_proposals
+from .template_rule import MEASURED, template_proposals
 
 # How much a rule's line is trusted: the share of lines it writes right that a rule of its kind can claim. Rules
 # whose products follow from the molecules alone (stoichiometry): 0.95; rules that read a table (solubility,
@@ -35,7 +35,7 @@ CONFIDENCE: dict[str, float] = {
     "carbonate_decomposition": 0.9,
 }
 ORGANIC_CONFIDENCE = 0.9
-TEMPLATE_CONFIDENCE = 0.9  # a textbook-class template that covers the whole line (:mod:`.template_rule`)
+TEMPLATE_CONFIDENCE = 0.9  # a textbook-class template covering the whole line, unless measured (:mod:`.template_rule`)
 
 __all__ = ["CONFIDENCE", "RuleLine", "apply_rules"]
 
@@ -61,7 +61,10 @@ def apply_rules(
     held = {canonical(m, repr) for m in reagents or ()}
     lines = _lines(items, proposals, repr, stated, held)
     if not lines and repr == "smiles":  # the templates speak where no rule written for its class does
-        tried = [(name, used, made, TEMPLATE_CONFIDENCE, True) for name, used, made in template_proposals(items)]
+        tried = [
+            (name, used, made, MEASURED.get(name, TEMPLATE_CONFIDENCE), True)
+            for name, used, made in template_proposals(items)
+        ]
         lines = _lines(items, tried, repr, stated, held)
     if len({canonical_line(r, repr) for r in lines}) != 1:
         return None
