@@ -1,6 +1,7 @@
 """How often each rule writes a chemist's-set line right: every line of the chemist's validation set (USPTO-MIT
 valid reactions the benchmark's rule drops, closed with real by-products) through the rules alone, the rule's line
-compared with the target as a bag of canonical molecules. The template rules' confidences
+compared with the target as a bag of canonical molecules, stereo aside (the patent records often write none where a
+rule writes the E alkene). The template rules' confidences
 (``algebra/rules/template_rule.py``, ``MEASURED``) come from this table.
 
     python experiments/template_rule_precision.py built/chemist/smiles/src-valid.txt built/chemist/smiles/tgt-valid.txt
@@ -11,15 +12,17 @@ from __future__ import annotations
 import argparse
 from collections import Counter
 
+from rdkit import Chem
+
 from gnn_chemalgebra.algebra.rules import apply_rules
 from gnn_chemalgebra.chem.bag import parse_bag
-from gnn_chemalgebra.chem.molecule import canonical
 
 
 def bag(line: str) -> Counter:
     out: Counter = Counter()
     for t in parse_bag(line, default_coef=1):
-        out[canonical(t.mol, "smiles")] += t.coef
+        mol = Chem.MolFromSmiles(t.mol)
+        out[Chem.MolToSmiles(mol, isomericSmiles=False) if mol else t.mol] += t.coef
     return out
 
 
