@@ -84,3 +84,20 @@ def test_user_lines_read_by_the_chemist_model_benchmark_files_not(
     assert asked.for_repr("smiles").source.checkpoint == str(run.SMILES_CHECKPOINT)
     rec = predict_lines(["{1}CC(=O)Cl.{1}NCc1ccccc1"], chosen).records[0]
     assert rec["prediction"]  # the pair decodes a line
+
+
+@pytest.mark.integration
+def test_the_chemists_line_does_not_depend_on_how_many_alternatives_are_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The bundled chemist's model searches its first hypotheses for one real by-products close
+    (``decode.real_byproduct_beam``): the line written is the same with one alternative or five, and it is the
+    first of them."""
+    monkeypatch.delenv("GNNCA_CHECKPOINT", raising=False)
+    lines = ["CC(=O)O.NCc1ccccc1", "CC(O)CC", "CCOC(C)=O.O", "O=C1CCCCC1.NCc1ccccc1"]
+    got = {}
+    for k in (1, 5):
+        models = Models(resolve(PredictOptions(input="-", top_k=k)))
+        got[k] = predict_lines(lines, models.for_repr("smiles")).records
+    for one, five in zip(got[1], got[5], strict=True):
+        assert one["prediction"] == five["prediction"] == five["top_k"][0]["prediction"]
