@@ -217,11 +217,20 @@ def salt_candidates(reactants: Sequence[str], repr: Repr) -> list[str]:
 HALIDE_ANIONS = ("[Cl-]", "[Br-]", "[I-]", "[F-]")
 
 
+# the oxidation states a metal takes as a lone ion in water, for the ion a redox reaction leaves (iron(III) reduced by
+# iodide leaves iron(II); dichromate with acid, chromium(III); permanganate, manganese(II))
+AQUEOUS_IONS: dict[str, tuple[int, ...]] = {
+    "Fe": (2, 3), "Cu": (1, 2), "Sn": (2, 4), "Co": (2, 3), "Mn": (2,), "Cr": (3,), "Ce": (3, 4), "Hg": (1, 2),
+    "Tl": (1, 3), "V": (2, 3),
+}  # fmt: skip
+
+
 def ion_candidates(reactants: Sequence[str], repr: Repr) -> list[str]:
     """Ions a reaction written with ions gives off (SMILES only): the halide anion of a halogen the reactants hold
-    (a cyanide or an alkoxide displacing a bromide leaves the bromide, its sodium written apart as a reagent), and
-    the protonated form of each basic reactant (pyridine, triethylamine or imidazole taking up the acid a
-    substitution frees leaves as its ammonium ion beside the halide)."""
+    (a cyanide or an alkoxide displacing a bromide leaves the bromide, its sodium written apart as a reagent), the
+    protonated form of each basic reactant (pyridine, triethylamine or imidazole taking up the acid a
+    substitution frees leaves as its ammonium ion beside the halide), and the lone ions of a metal the reactants
+    hold in its other aqueous oxidation states (:data:`AQUEOUS_IONS`), which a redox reaction leaves."""
     if repr != "smiles":
         return []
     held = set().union(*(_elements(_comp(m, repr)) for m in reactants))
@@ -229,6 +238,12 @@ def ion_candidates(reactants: Sequence[str], repr: Repr) -> list[str]:
     for mol in reactants:
         if (base := _protonated(mol)) is not None:
             out[base] = None
+    written = {canonical_smiles(m) for m in reactants}
+    for el in sorted(held & set(AQUEOUS_IONS)):
+        for q in AQUEOUS_IONS[el]:
+            ion = canonical_smiles(f"[{el}+{q}]")
+            if ion not in written:
+                out[ion] = None
     return list(out)
 
 
@@ -406,7 +421,7 @@ def close_with_byproducts(
                 continue
             tried += 1
             comps = [*consumed.values(), *made_now.values(), *(pool_comp[m] for m in names)]
-            if not _may_close(comps, len(consumed)):
+            if _neutralises(consumed, names) or not _may_close(comps, len(consumed)):
                 continue
             done = complete(consumed, made_now, {m: pool_comp[m] for m in names})
             if done is None:
@@ -432,6 +447,16 @@ def close_with_byproducts(
     if best is not None:
         return best[1]
     return _why_not(r_comp, p_comp, reactants, products, max_added)
+
+
+# an acid and the base it neutralises: a reaction cannot consume one and give off the other
+_NEUTRALISING = (("[H+]", "[OH-]"), ("[OH-]", "[H+]"), ("H+", "HO-"), ("HO-", "H+"))
+
+
+def _neutralises(consumed: Mapping[str, Comp], names: Sequence[str]) -> bool:
+    """Whether a closure would consume an acid and give off the base it neutralises (7 OH- beside 7 H+ consumed
+    is 7 water)."""
+    return any(a in consumed and b in names for a, b in _NEUTRALISING)
 
 
 def _why_not(

@@ -94,6 +94,15 @@ def _balanced(c: ByproductClosure, repr: str) -> bool:
         ("methane combustion", ["C", "O=O"], [], ("O", "O=C=O"), (1, 2, 2, 1)),
         ("zinc and hydrochloric acid", ["[Zn]", "Cl"], ["Cl[Zn]Cl"], ("[H][H]",), (1, 2, 1, 1)),
         ("ethanol dehydration", ["CCO"], ["C=C"], ("O",), (1, 1, 1)),
+        # redox in water: the metal's other aqueous ion leaves; acid consumed gives water, never hydroxide
+        ("iron(III) and iodide", ["[Fe+3]", "[I-]"], ["II"], ("[Fe+2]",), (2, 2, 1, 2)),
+        (
+            "dichromate and iron(II) in acid",
+            ["[O-][Cr](=O)(=O)O[Cr](=O)(=O)[O-]", "[Fe+2]", "[H+]"],
+            ["[Fe+3]"],
+            ("O", "[Cr+3]"),
+            (1, 6, 14, 6, 7, 2),
+        ),
     ],
 )
 def test_real_reactions_close_with_the_by_products_a_chemist_writes(
