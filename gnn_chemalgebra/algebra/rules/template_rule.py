@@ -25,7 +25,7 @@ from rdkit import Chem
 
 from .general import Proposal
 from .species import Item
-from .template_apply import Applied, apply_template, balance_reaction, reaction
+from .template_apply import Applied, apply_template, balance_reaction, pattern, reaction
 from .template_parts import Template, Variant, canonical
 from .templates import TEMPLATES
 
@@ -84,7 +84,7 @@ def _writes_trans(t: Template, partners: Sequence[str]) -> bool:
     if t.name not in E_SELECTIVE:
         return False
     need = E_SELECTIVE[t.name]
-    return need is None or any(Chem.MolFromSmiles(p).HasSubstructMatch(Chem.MolFromSmarts(need)) for p in partners)
+    return need is None or any(Chem.MolFromSmiles(p).HasSubstructMatch(pattern(need)) for p in partners)
 
 
 @lru_cache(maxsize=1)
@@ -97,14 +97,15 @@ def _reactant_patterns() -> dict[str, tuple[Chem.Mol, ...]]:
     return out
 
 
-def _named_by(v: Variant) -> set[str]:
-    return {*v.reagents, *v.co, *([v.base] if v.base else [])}
-
-
 def _needed_by(v: Variant) -> set[str]:
     """What a line must hold for the variant: its co-reactants and base (they give or take atoms); a catalyst or
     counter-ion written back may be left out, as a chemist often leaves it out."""
     return {*v.co, *([v.base] if v.base else [])}
+
+
+def _named_by(v: Variant) -> set[str]:
+    """What the variant explains on a line: the above and its reagents."""
+    return _needed_by(v) | set(v.reagents)
 
 
 def _fillings(t: Template, mols: dict[str, Chem.Mol], free: Sequence[str]) -> Iterator[tuple[str, ...]]:
