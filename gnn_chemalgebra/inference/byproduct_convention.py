@@ -181,12 +181,12 @@ def chemist_result(
     convention (:func:`chemist_decoding`); the line written is the rewritten first entry, or the benchmark's line
     with ``convention_note`` saying why.
 
-    With ``acceptable`` (the decoder's test of a line worth stopping at), the beam is ranked again: an acceptable
-    entry among the first ``searched`` that real molecules close comes before the others, each group in the
-    decoder's order. A product graph whose remainder is an oxygen atom or a bare chain is no reaction a chemist
-    writes, and the edit model's next graph (the imine beside the amine it wrote, the alkene beside the alkane)
-    often is. Only the first ``searched`` entries move, so the line written does not depend on how many
-    alternatives are asked for. ``keep`` entries stay."""
+    With ``acceptable`` (the decoder's test of a line worth stopping at) and ``searched`` above 1, the beam is
+    ranked again: an acceptable entry among the first ``searched`` that real molecules close comes before the
+    others, each group in the decoder's order. A product graph whose remainder is an oxygen atom or a bare chain
+    is no reaction a chemist writes, and the edit model's next graph (the imine beside the amine it wrote, the
+    alkene beside the alkane) often is. Only the first ``searched`` entries move, so the line written does not
+    depend on how many alternatives are asked for. ``keep`` entries stay."""
     if res.mode == "given":
         return res
     if res.fallback:  # the source written back: no by-product to write either way
@@ -208,7 +208,7 @@ def chemist_result(
             continue
         rewritten = h._replace(decoded=d, roles=tuple(role_class(d.nu.get(m, 0)) for m in ex.mols), extras=names)
         entries.append((rewritten, None))
-    if acceptable is not None:
+    if acceptable is not None and searched > 1:
 
         def rank(i: int) -> tuple[bool, bool]:
             return not acceptable(res.beam[i].decoded), i >= searched or entries[i][1] is not None

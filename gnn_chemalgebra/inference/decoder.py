@@ -150,8 +150,7 @@ class Decoder(LeftoverHead, GivenProducts):
             return self._decode_bag_line(ex, lo, beam, scorer, rule, vocab_extras, left)
         searched = self.settings.real_byproduct_beam
         res = self._decode_bag_line(ex, lo, max(beam, searched), scorer, rule, vocab_extras, left)
-        reorder = self.acceptable if searched > 1 else None
-        return chemist_result(ex, res, self.repr, self._comp, self.keeps_roles, reorder, searched, keep=max(beam, 1))
+        return chemist_result(ex, res, self.repr, self._comp, self.keeps_roles, self.acceptable, searched, max(beam, 1))
 
     def _decode_bag_line(
         self,
