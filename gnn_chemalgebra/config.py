@@ -137,6 +137,10 @@ class DecodeConfig:
     # a chemist's line (--byproducts chemist): hypotheses searched for one that real by-products close (water,
     # an alcohol, a salt) before one they do not; 1 = the decoder's first line, as the benchmark reads it
     real_byproduct_beam: int = _opt(1, lo=1)
+    # a chemist's formula line: what leaves is a set of real molecules (water, CO2 and isobutene), which the
+    # per-element leftover head cannot count; this many sets of at most two of the by-product head's likeliest
+    # molecules are tried instead, likeliest first; 0 = the leftover head's candidates, as the benchmark reads it
+    real_byproduct_sets: int = _opt(0, lo=0)
 
 
 @dataclass

@@ -51,6 +51,9 @@ class GNNModelConfig:
     # structure, read from the variant's SMILES twin (data/structures.py); 0 = off
     vocab_size: int = opt(512, lo=1)  # by-product vocabulary
     vocab_min_count: int = opt(1, lo=1)
+    # fine-tuning (train.init_from): the start model's by-products in its order, then the training data's new ones
+    # (up to vocab_size in all); False: the start model's only, so a by-product it never wrote cannot be written
+    vocab_extend: bool = False
     edit_checkpoint: str | None = None  # SMILES: the bond-edit model used to validate whole lines
 
 

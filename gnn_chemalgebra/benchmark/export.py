@@ -36,6 +36,41 @@ def slim_copy(
     return {**ck, "meta": meta}
 
 
+def keep_identity_rows(path: Path, min_count: int, log: Callable[[str], None] = lambda _: None) -> int:
+    """Rewrite the checkpoint at ``path`` (a bag GNN with identity rows, ``model.identity_min_count``) with only the
+    rows of compositions found in at least ``min_count`` lines of the training data its config names
+    (``data.dir`` with ``data.limit``, then ``data.extra_dirs``); returns how many are kept. A model fine-tuned
+    from one with a row per molecule of a larger training set carries many rows it never met again, and they are
+    most of its file. A molecule without a row reads as unknown, as any molecule the model never saw does."""
+    import torch
+
+    from ..checkpoint import load_checkpoint, save_checkpoint
+    from ..data.dataset import load_examples
+    from ..data.featurize import Featurizer
+    from ..errors import InputError
+    from ..training.gnn import identity_keys
+
+    ck = load_checkpoint(path)
+    state, data = ck["model"], (ck.get("config") or {}).get("data") or {}
+    if "ident_keys" not in state or not data.get("dir"):
+        raise InputError("the checkpoint has no identity rows or names no training data", path=str(path))
+    variant, split = data["variant"], data.get("train_split", "train")
+    lines = load_examples(data["dir"], variant, split, data.get("limit", 0))
+    for extra in (d.strip() for d in str(data.get("extra_dirs") or "").split(",") if d.strip()):
+        lines += load_examples(extra, variant, split)
+    keys, emb = state["ident_keys"], state["ident_emb.weight"]
+    seen = identity_keys(lines, Featurizer(ck["featurizer"]["repr"]), min_count)
+    kept = torch.nonzero(torch.isin(keys, seen)).flatten()
+    state = {**state, "ident_keys": keys[kept].clone(), "ident_emb.weight": torch.cat([emb[:1], emb[kept + 1]])}
+    meta = dict(ck.get("meta") or {})
+    config = meta["model_config"]
+    meta["model_config"] = {**config, "encoder": {**config["encoder"], "identity_vocab": int(kept.numel())}}
+    meta["identity_rows"] = {"kept": int(kept.numel()), "of": int(keys.numel()), "min_count": min_count}
+    save_checkpoint(path, {**ck, "model": state, "meta": meta})
+    log(f"kept {kept.numel():,} of {keys.numel():,} identity rows (compositions in >= {min_count} training lines)")
+    return int(kept.numel())
+
+
 def export_model(
     run_dir: Path,
     records: Sequence[Record],
@@ -44,12 +79,17 @@ def export_model(
     card: Path | None = None,
     log: Callable[[str], None] = lambda _: None,
     decode: Sequence[str] = (),
+    identity_min_count: int = 0,
 ) -> None:
     """Export ``run_dir/best.pt`` with the test metrics of ``records`` (the run's variant, GNN rows); with
-    ``edit_dst`` also the bond-edit model it decodes with; with ``card`` a generated model card."""
+    ``edit_dst`` also the bond-edit model it decodes with; with ``card`` a generated model card; with
+    ``identity_min_count`` only the identity rows of molecules that common in its training data
+    (:func:`keep_identity_rows`)."""
     test = [{k: r.get(k) for k in ("setting", *METRICS, "n")} for r in records]
     src = run_dir / "best.pt"
     ck = slim_copy(src, dst, {"test_metrics": test}, decode)
+    if identity_min_count:
+        keep_identity_rows(dst, identity_min_count, log)
     log(f"exported {src} -> {dst} ({dst.stat().st_size / 1e6:.2f} MB)")
     edit_src = (ck.get("config") or {}).get("model", {}).get("edit_checkpoint")
     if edit_dst is not None and edit_src:

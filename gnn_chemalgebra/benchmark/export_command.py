@@ -26,6 +26,13 @@ def export(
         help="Decode setting saved into the copy, decode.key=value (repeatable), e.g. "
         "decode.type1_model=gnn_type1_default.pt: a checkpoint beside it reads the Type-1 lines.",
     ),
+    identity_min_count: int = typer.Option(
+        0,
+        "--identity-min-count",
+        min=0,
+        help="Keep only the identity rows (model.identity_min_count) of molecules found in at least this many of "
+        "the run's training lines: a fine-tune of a model with many rows ships smaller. 0 keeps them all.",
+    ),
 ) -> None:
     """Slim copy of a run's best checkpoint (no optimiser state) with its test metrics (bench records of
     --variant, if any) and, with --set, the decode settings it predicts with by default."""
@@ -39,4 +46,4 @@ def export(
     if variant and results.exists():
         recs = [r for r in load_records(results) if r["model"] == "gnn" and r["variant"] == variant]
     run_dir = run if run is not None else runs / variant / f"gnn_{task}"
-    export_model(run_dir, recs, to, edit_to, card, log=log_line, decode=decode)
+    export_model(run_dir, recs, to, edit_to, card, log=log_line, decode=decode, identity_min_count=identity_min_count)

@@ -16,6 +16,7 @@ When no hypothesis balances, the chosen line is the source copied (no reaction) 
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -164,6 +165,8 @@ class Decoder(LeftoverHead, GivenProducts):
     ) -> DecodeResult:
         """A bag or a reaction line without given products: roles x by-products (or product graphs), ranked."""
         left_cands = lo.left
+        if self.byproducts == CHEMIST and self.settings.real_byproduct_sets and self.repr == "formula":
+            left_cands = self.byproduct_sets(lo.extra_p, self.settings.real_byproduct_sets)
         logp = self.role_logp(ex, lo.logp)
         hyps = [h for h in kbest_rows(logp, max(beam, self.settings.balance_beam)) if h[0] > _NEG_INF]
         scorer = scorer if (ex.vtype == 2 and rule == "bayes") else None
@@ -192,8 +195,8 @@ class Decoder(LeftoverHead, GivenProducts):
         vocab_extras: list[str],
     ) -> list[Hypothesis]:
         """Joint search: role hypotheses x leftover options, most likely first; balanced decodings first."""
-        if left_cands:  # structured head: (log-prob, leftover list) options
-            options = [(s_, [m] if m else []) for m, s_ in left_cands]
+        if left_cands:  # structured head: (log-prob, leftover list) options; by-product sets: their molecules
+            options = [(s_, list(m) if isinstance(m, tuple) else [m] if m else []) for m, s_ in left_cands]
         else:  # vocabulary head: its confident by-products, then dropping the least confident ones
             ranked = sorted(vocab_extras, key=lambda e: -lo.extra_p[self.vocab.index[e]])
             options = [(0.0, ranked[:keep]) for keep in range(len(ranked), -1, -1)]
@@ -237,6 +240,20 @@ class Decoder(LeftoverHead, GivenProducts):
             key=lambda i: (not ok[i], not decs[i][1].balanced, -decs[i][0] if weigh else i),
         )
         return [decs[i] for i in order][: max(beam, 1)]
+
+    def byproduct_sets(self, extra_p: Sequence[float], n: int, top: int = 6) -> list[tuple[tuple[str, ...], float]]:
+        """The ``n`` likeliest sets of at most two by-products (one of them possibly twice) among the by-product
+        head's ``top`` likeliest molecules, each scored as independent guesses: log p of those in the set, log(1 - p)
+        of the others. The empty set is one of them (an addition gives off nothing)."""
+        ranked = sorted(range(1, len(self.vocab)), key=lambda j: -extra_p[j])[:top]
+        yes = {j: math.log(max(extra_p[j], 1e-9)) for j in ranked}
+        no = {j: math.log(max(1.0 - extra_p[j], 1e-9)) for j in ranked}
+        base = sum(no.values())
+        sets: list[tuple[int, ...]] = [(), *((j,) for j in ranked)]
+        sets += [(a, b) for i, a in enumerate(ranked) for b in ranked[i:]]
+        scored = [(base + sum(yes[j] - no[j] for j in dict.fromkeys(s)), s) for s in sets]
+        scored.sort(key=lambda t: -t[0])
+        return [(tuple(self.vocab.items[j] for j in s), score) for score, s in scored[:n]]
 
     # ----------------------------------------------------------------- SMILES product graphs
     @staticmethod

@@ -27,6 +27,9 @@ SMILES_CHECKPOINT = _BUNDLED / "gnn_smiles_default.pt"  # SMILES model (pairs wi
 # the SMILES model of lines written in the chemist's convention: fine-tuned on the reactions the benchmark's rule
 # drops and on textbook-class reactions, with its own bond-edit model (its decode.edit_model)
 CHEMIST_SMILES_CHECKPOINT = _BUNDLED / "gnn_smiles_chemist.pt"
+# the formula model of lines written in the chemist's convention: the Type-1 formula model fine-tuned on the same
+# reactions, so it writes the product of an amide coupling, a hydrolysis or a Boc removal beside real by-products
+CHEMIST_FORMULA_CHECKPOINT = _BUNDLED / "gnn_formula_chemist.pt"
 COEF_SETS: tuple[str, ...] = ("auto", "in", "out")
 LINE_TYPES: tuple[str, ...] = ("auto", "1", "2", "model")
 
@@ -34,8 +37,8 @@ LINE_TYPES: tuple[str, ...] = ("auto", "1", "2", "model")
 def default_checkpoint(input_repr: str | None = None, convention: str = "benchmark") -> Path:
     """``$GNNCA_CHECKPOINT``, else the bundled model for the input's representation (SMILES input with no
     bundled SMILES model goes to the formula model, which converts it to formulas). Lines written in the
-    chemist's ``convention`` (a user's reactions) get the chemist's SMILES model where it is bundled: the
-    benchmark's models learned only the reactions its rule keeps, and benchmark files keep them."""
+    chemist's ``convention`` (a user's reactions) get the chemist's model of their representation where it is
+    bundled: the benchmark's models learned only the reactions its rule keeps, and benchmark files keep them."""
     env = os.environ.get("GNNCA_CHECKPOINT")
     if env:
         return Path(env)
@@ -44,6 +47,8 @@ def default_checkpoint(input_repr: str | None = None, convention: str = "benchma
             return CHEMIST_SMILES_CHECKPOINT
         if SMILES_CHECKPOINT.exists():
             return SMILES_CHECKPOINT
+    elif convention == "chemist" and CHEMIST_FORMULA_CHECKPOINT.exists():
+        return CHEMIST_FORMULA_CHECKPOINT
     return DEFAULT_CHECKPOINT
 
 

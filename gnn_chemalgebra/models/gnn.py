@@ -31,6 +31,9 @@ CHARGE_SHIFT = 2
 class BagGNN(nn.Module):
     # state a start checkpoint may lack (train.init_from): zero identity rows leave its function unchanged
     fresh_state_prefixes = ("ident_emb.", "ident_keys", "ident_mult", "ident_struct", "struct_proj.")
+    # state with one row per by-product: a fine-tune that extends the vocabulary (model.vocab_extend) keeps the start
+    # model's rows first and adds its own after them
+    grown_state_rows = ("extra_head.3.", "extra_comp")
 
     def __init__(self, config: BagGNNConfig, extra_comp: torch.Tensor | None = None) -> None:
         super().__init__()

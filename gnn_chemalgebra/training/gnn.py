@@ -64,6 +64,8 @@ class GNNTask(Task):
             self.vocab = ExtraVocab(ck["featurizer"]["vocab"][1:])
         elif start_vocab:  # fine-tuning keeps the start model's by-products in its order: head rows are indexed by it
             self.vocab = ExtraVocab(start_vocab[1:])
+            if cfg.model.vocab_extend:  # the start's rows first, so its head rows still index them
+                self.vocab = self.vocab.extended(train_ex, cfg.model.vocab_size, cfg.model.vocab_min_count)
         else:
             self.vocab = ExtraVocab.build(train_ex, cfg.model.vocab_size, cfg.model.vocab_min_count)
         self.model_config = BagGNNConfig.from_settings(mcfg, self.feat.settings(), len(self.vocab))

@@ -89,6 +89,13 @@ def init_weights(model: torch.nn.Module, path: str | Path) -> None:
     # zero-initialised identity rows)
     fresh = {k for k in own if k.startswith(tuple(getattr(model, "fresh_state_prefixes", ())))}
     missing = sorted(set(own) - set(state) - fresh)
+    grown = tuple(getattr(model, "grown_state_rows", ()))
+    for k in [k for k in set(own) & set(state) if k.startswith(grown)]:
+        old, new = state[k], own[k]
+        if new.dim() and new.shape[1:] == old.shape[1:] and new.shape[0] > old.shape[0]:
+            rows = new.clone()  # the new rows as built (a buffer: computed from the vocabulary; a weight: initialised)
+            rows[: old.shape[0]] = old.to(rows.dtype)
+            state = {**state, k: rows}
     unexpected = sorted(set(state) - set(own))
     shapes = sorted(k for k in set(own) & set(state) if tuple(own[k].shape) != tuple(state[k].shape))
     if missing or unexpected or shapes:

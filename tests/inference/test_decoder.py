@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from gnn_chemalgebra.algebra.roles import ROLE_NU, role_name
-from gnn_chemalgebra.chem.bag import Term, format_bag
+from gnn_chemalgebra.chem.bag import Term, format_bag, parse_bag
 from gnn_chemalgebra.chem.molecule import composition
 from gnn_chemalgebra.data.dataset import ExtraVocab, example_from_terms
 from gnn_chemalgebra.data.featurize import Featurizer
@@ -215,3 +215,42 @@ def test_leftovers_the_benchmark_cannot_write_are_not_proposed(admissible_only: 
         assert "H3N" not in cands and "HCl" in cands
     else:
         assert cands[0] == "H3N"
+
+
+def _boc_removal_outputs(vocab, roles: list[list[float]]):
+    """Network outputs for ``{1}C10H19NO2.{1}C2HF3O2`` (a Boc-protected amine in TFA): the by-product head
+    confident in CO2 and isobutene; the leftover head wants one water-like oxygen (what a benchmark line writes)."""
+    import math
+
+    from gnn_chemalgebra.inference.hypotheses import LineOutputs
+
+    p = [0.0] * len(vocab)
+    p[vocab.index["CO2"]], p[vocab.index["C4H8"]], p[vocab.index["H2O"]] = 0.9, 0.85, 0.2
+    logp = [[math.log(max(x, 1e-12)) for x in row] for row in roles]
+    return LineOutputs(role_p=roles, logp=logp, extra_p=p, left=[("O", -0.1)], has_left=True)
+
+
+@pytest.mark.parametrize("sets", [0, 8])
+def test_a_chemists_formula_line_subtracts_a_set_of_real_byproducts(sets: int) -> None:
+    """``decode.real_byproduct_sets``: on a chemist's formula line, what leaves is a set of the by-product head's
+    likeliest molecules (CO2 and isobutene from a Boc group), which the per-element leftover head cannot count;
+    off (0), the leftover head's candidate is subtracted, as on a benchmark line."""
+    from gnn_chemalgebra.algebra.roles import role_class
+    from gnn_chemalgebra.config import DecodeConfig
+    from gnn_chemalgebra.inference.decoder import Decoder
+
+    vocab = ExtraVocab(["HCl", "CO2", "H2O", "C4H8", "CH4O"])
+    dec = Decoder(Featurizer("formula"), vocab, DecodeConfig(real_byproduct_sets=sets), byproducts="chemist")
+    ex = example_from_terms(parse_bag("{1}C10H19NO2.{1}C2HF3O2"), vtype=1)
+    roles = [[0.0] * len(ROLE_NU) for _ in ex.mols]
+    for row, m in zip(roles, ex.mols, strict=True):
+        row[role_class(-1 if m == "C10H19NO2" else 0)] = 1.0
+    picked = dec.byproduct_sets(_boc_removal_outputs(vocab, roles).extra_p, 8)
+    assert picked[0][0] == ("CO2", "C4H8") and len(picked) == 8 and len({s for s, _ in picked}) == 8
+    assert [s for s, _ in picked].index(()) > 0  # the empty set is tried, after likelier ones
+    res = dec.decode(ex, _boc_removal_outputs(vocab, roles))
+    if sets:
+        assert res.chosen.decoded.balanced and res.chosen.decoded.main_product == "C5H11N"
+        assert set(res.chosen.decoded.terms) >= {Term(1, "CO2"), Term(1, "C4H8"), Term(1, "C2HF3O2")}
+    else:
+        assert res.chosen.decoded.main_product != "C5H11N"

@@ -4,6 +4,7 @@ is reproduced exactly, and that a trained model keeps its keys through the check
 from __future__ import annotations
 
 import functools
+import shutil
 from collections import Counter
 
 import pytest
@@ -142,3 +143,56 @@ def test_structure_rows_need_identity_rows_and_survive_resume(toy_twin, tiny_cfg
     assert first[1:].any()
     train(tiny_cfg(toy_twin, run, "train.epochs=2", *both), resume=True)
     assert torch.equal(load_checkpoint(run / "last.pt")["model"]["ident_struct"], first)
+
+
+def test_a_fine_tune_that_extends_the_vocabulary_keeps_the_start_rows_first(toy, tiny_cfg, tmp_path) -> None:
+    """``model.vocab_extend``: the start model's by-products keep their rows and order, the data's new ones follow
+    (a chemist's water beside the benchmark's fillers); without it the start's vocabulary is the fine-tune's."""
+    train(tiny_cfg(toy, tmp_path / "base", "train.epochs=1", "model.vocab_size=3"))
+    start = tmp_path / "base" / "last.pt"
+    fine = ("train.max_steps=1", "train.lr=0", f"train.init_from={start}", "model.vocab_size=64")
+    train(tiny_cfg(toy, tmp_path / "kept", *fine))
+    train(tiny_cfg(toy, tmp_path / "grown", *fine, "model.vocab_extend=true"))
+    (_, feat, v0, base), (_, _, v1, _), (_, _, v2, grown) = (
+        load_bag_model(str(p / "last.pt")) for p in (tmp_path / "base", tmp_path / "kept", tmp_path / "grown")
+    )
+    assert v1.items == v0.items and len(v0) == 3
+    assert v2.items[: len(v0)] == v0.items and len(v2) > len(v0)
+    full = ExtraVocab.build(load_examples(toy, VARIANT, "train"), 64)
+    assert set(v2.items) == set(full.items) | set(v0.items)
+    n = len(v0)
+    assert torch.equal(grown.extra_head[3].weight[:n], base.extra_head[3].weight)
+    assert torch.equal(grown.extra_comp[:n], base.extra_comp)
+    base.eval(), grown.eval()
+    ds = BagDataset(load_examples(toy, VARIANT, "valid"), feat, ExtraVocab(v0.items[1:]))
+    batch = collate_bags([ds[i] for i in range(len(ds))])
+    with torch.no_grad():
+        a, b = base(batch), grown(batch)
+    assert torch.allclose(a["extra_logits"], b["extra_logits"][:, :n], atol=1e-6)  # the start's by-products unchanged
+
+
+def test_an_export_keeps_the_identity_rows_of_common_molecules(toy, tiny_cfg, tmp_path) -> None:
+    """``gnnca bench export --identity-min-count N``: the rows of molecules in fewer than N of the run's training
+    lines go, the rest keep their vectors; the smaller file loads and reads a molecule without a row as unknown."""
+    from typer.testing import CliRunner
+
+    from gnn_chemalgebra.cli import app
+
+    train(tiny_cfg(toy, tmp_path / "run", "train.epochs=2", "model.identity_min_count=1"))
+    shutil.copy(tmp_path / "run" / "last.pt", tmp_path / "run" / "best.pt")
+    ex = load_examples(toy, VARIANT, "train")
+    feat = Featurizer("formula")
+    counts = sorted(Counter(m for e in ex for m in set(e.mols)).values())
+    n = counts[len(counts) // 2] + 1
+    res = CliRunner().invoke(app, ["bench", "export", "--run", str(tmp_path / "run"), "--to", str(tmp_path / "x.pt"),
+                                   "--identity-min-count", str(n)])  # fmt: skip
+    assert res.exit_code == 0, res.output
+    _, _, _, full = load_bag_model(str(tmp_path / "run" / "best.pt"))
+    _, _, _, slim = load_bag_model(str(tmp_path / "x.pt"))
+    want = identity_keys(ex, feat, n)
+    assert torch.equal(slim.ident_keys, want) and 0 < want.numel() < full.ident_keys.numel()
+    assert slim.config.encoder.identity_vocab == want.numel()
+    rows = torch.searchsorted(full.ident_keys, want) + 1
+    assert torch.equal(slim.ident_emb.weight[1:], full.ident_emb.weight[rows])
+    assert torch.equal(slim.ident_emb.weight[0], full.ident_emb.weight[0])
+    assert load_checkpoint(tmp_path / "x.pt")["meta"]["identity_rows"]["min_count"] == n
