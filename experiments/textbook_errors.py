@@ -9,6 +9,7 @@ real by-product.
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 from collections import Counter, defaultdict
 
@@ -23,7 +24,8 @@ def _radical(smiles: str) -> bool:
 
 
 def summary(path: str) -> dict:
-    records = [json.loads(line) for line in open(path, encoding="utf-8")]
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt", encoding="utf-8") as fh:  # stored gzipped
+        records = [json.loads(line) for line in fh]
     by_area: dict[str, list[int]] = defaultdict(lambda: [0, 0])
     fillers = Counter()
     for r in records:
