@@ -165,7 +165,8 @@ class Decoder(LeftoverHead, GivenProducts):
     ) -> DecodeResult:
         """A bag or a reaction line without given products: roles x by-products (or product graphs), ranked."""
         left_cands = lo.left
-        if self.byproducts == CHEMIST and self.settings.real_byproduct_sets and self.repr == "formula":
+        real_sets = self.byproducts == CHEMIST and self.settings.real_byproduct_sets > 0 and self.repr == "formula"
+        if real_sets:
             left_cands = self.byproduct_sets(lo.extra_p, self.settings.real_byproduct_sets)
         logp = self.role_logp(ex, lo.logp)
         hyps = [h for h in kbest_rows(logp, max(beam, self.settings.balance_beam)) if h[0] > _NEG_INF]
@@ -173,7 +174,7 @@ class Decoder(LeftoverHead, GivenProducts):
         if self.edit is not None:
             ranked = self._decode_with_edits(ex, hyps, beam, scorer, rule, logp)
         else:
-            ranked = self._decode_roles(ex, lo, hyps, beam, scorer, rule, left_cands, vocab_extras)
+            ranked = self._decode_roles(ex, lo, hyps, beam, scorer, rule, left_cands, vocab_extras, real_sets)
         best = ranked[0]
         fallback = not best.decoded.balanced or best.roles is None
         chosen = best
@@ -191,10 +192,13 @@ class Decoder(LeftoverHead, GivenProducts):
         beam: int,
         scorer: Any,
         rule: str,
-        left_cands: list[tuple[str | None, float]],
+        left_cands: list[tuple[Any, float]],
         vocab_extras: list[str],
+        neutral_main: bool = False,
     ) -> list[Hypothesis]:
-        """Joint search: role hypotheses x leftover options, most likely first; balanced decodings first."""
+        """Joint search: role hypotheses x leftover options, most likely first; balanced decodings first.
+        ``neutral_main``: a hypothesis whose main product would carry a charge is not one (a chemist's line
+        subtracting real by-products: an ion subtracted leaves a charged remainder, not a product)."""
         if left_cands:  # structured head: (log-prob, leftover list) options; by-product sets: their molecules
             options = [(s_, list(m) if isinstance(m, tuple) else [m] if m else []) for m, s_ in left_cands]
         else:  # vocabulary head: its confident by-products, then dropping the least confident ones
@@ -222,6 +226,8 @@ class Decoder(LeftoverHead, GivenProducts):
                 extent_rule=rule,
             )
             if not self.keeps_roles(ex, d):
+                continue
+            if neutral_main and d.main_comp is not None and d.main_comp.get("charge", 0):
                 continue
             if d.main_comp is not None:  # the written main's composition is the remainder: no need to parse it
                 self._comp_cache.setdefault(d.main_product, d.main_comp)  # type: ignore[arg-type]

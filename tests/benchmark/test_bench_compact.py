@@ -79,8 +79,8 @@ def test_compact_refuses_a_folder_without_checkpoints_and_an_unknown_full_name(t
 def test_the_bundled_folder_is_compact_listed_and_its_sidecars_bound() -> None:
     names = sorted(p.name for p in BUNDLED.glob("*.pt"))
     assert names == [
-        "edit_chemist.pt", "edit_default.pt", "gnn_default.pt", "gnn_smiles_chemist.pt", "gnn_smiles_default.pt",
-        "gnn_type1_default.pt",
+        "edit_chemist.pt", "edit_default.pt", "gnn_default.pt", "gnn_formula_chemist.pt", "gnn_smiles_chemist.pt",
+        "gnn_smiles_default.pt", "gnn_type1_default.pt",
     ]  # fmt: skip
     listed = json.loads((BUNDLED / CHECKSUMS).read_text())["files"]
     shipped = names + sorted(p.name for p in [*BUNDLED.glob("*.trust.*"), *BUNDLED.glob("*.conformal.json")])
@@ -90,6 +90,6 @@ def test_the_bundled_folder_is_compact_listed_and_its_sidecars_bound() -> None:
         raw = torch.load(BUNDLED / name, weights_only=True)
         assert "optimizer" not in raw and "compact" in json.loads(raw["meta_json"])
         assert {str(t.dtype) for t in raw["model"].values()} >= {"torch.float16", "torch.float32"}
-    for name in ("gnn_default.pt", "gnn_smiles_default.pt", "gnn_smiles_chemist.pt"):
+    for name in ("gnn_default.pt", "gnn_smiles_default.pt", "gnn_smiles_chemist.pt", "gnn_formula_chemist.pt"):
         trust = Trust.load_for(BUNDLED / name)
         assert trust is not None and trust.calibrator is not None and trust.domain is not None

@@ -80,7 +80,7 @@ def test_command_scores_a_few_rows_with_the_bundled_models(tmp_path: Path) -> No
     summary = json.loads(out.read_text())
     assert summary["command"].startswith("gnnca bench textbook") and summary["reactions"] == {"dev": 2, "held_out": 1}
     assert summary["checkpoints"]["smiles"]["path"].endswith("gnn_smiles_chemist.pt")  # a chemist's lines
-    assert summary["checkpoints"]["formula"]["path"].endswith("gnn_default.pt")
+    assert summary["checkpoints"]["formula"]["path"].endswith("gnn_formula_chemist.pt")
     assert all(len(f["sha256"]) == 64 for f in [*summary["checkpoints"].values(), *summary["data"].values()])
     assert [(r["part"], r["style"], r["lines"]) for r in summary["table"]] == [
         (p, s, n) for p, n in (("dev", 2), ("held_out", 1)) for s in ("smiles", "formula", "reaction")

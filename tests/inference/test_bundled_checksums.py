@@ -73,6 +73,7 @@ def test_the_default_model_is_checked_and_an_intact_copy_predicts(tmp_path: Path
 
     folder = _copy(tmp_path, "gnn_default.pt")
     monkeypatch.setattr(run, "DEFAULT_CHECKPOINT", folder / "gnn_default.pt")
+    monkeypatch.setattr(run, "CHEMIST_FORMULA_CHECKPOINT", tmp_path / "absent.pt")  # a user's line: this model
     res = CliRunner().invoke(app, ["predict", "-", "--repr", "formula"], input=LINE)
     assert res.exit_code == 2 and "gnn_default.pt: checksum mismatch" in res.stderr, res.output
     intact = _copy(tmp_path / "intact", None)

@@ -41,7 +41,13 @@ def test_default_checkpoint_by_convention(monkeypatch: pytest.MonkeyPatch, tmp_p
     chemist.write_bytes(b"x")
     assert run.default_checkpoint("smiles", "chemist") == chemist
     assert run.default_checkpoint("smiles", "benchmark") == run.SMILES_CHECKPOINT
+    formula = tmp_path / "gnn_formula_chemist.pt"
+    monkeypatch.setattr(run, "CHEMIST_FORMULA_CHECKPOINT", formula)
     assert run.default_checkpoint("formula", "chemist") == run.DEFAULT_CHECKPOINT  # no chemist's formula model
+    formula.write_bytes(b"x")
+    assert run.default_checkpoint("formula", "chemist") == formula
+    assert run.default_checkpoint("formula", "benchmark") == run.DEFAULT_CHECKPOINT
+    assert run.default_checkpoint(None, "chemist") == formula  # a line read as formulas by default
     monkeypatch.setenv("GNNCA_CHECKPOINT", str(tmp_path / "mine.pt"))
     assert run.default_checkpoint("smiles", "chemist") == tmp_path / "mine.pt"  # the user's choice wins
 
@@ -74,12 +80,13 @@ def test_user_lines_read_by_the_chemist_model_benchmark_files_not(
     user = Models(resolve(PredictOptions(input="-")))
     chosen = user.for_repr("smiles")
     assert chosen.source is not None and Path(chosen.source.checkpoint) == paired
-    assert user.for_repr("formula").source.checkpoint == str(run.DEFAULT_CHECKPOINT)
+    assert user.for_repr("formula").source.checkpoint == str(run.CHEMIST_FORMULA_CHECKPOINT)
     src = tmp_path / "src-test.txt"  # a benchmark source file: the benchmark's convention and model
     src.write_text("{1}CC(=O)Cl.{1}NCc1ccccc1\n")
     bench = Models(resolve(PredictOptions(input=str(src))))
     assert bench.plan.byproducts == "benchmark"
     assert bench.for_repr("smiles").source.checkpoint == str(run.SMILES_CHECKPOINT)
+    assert bench.for_repr("formula").source.checkpoint == str(run.DEFAULT_CHECKPOINT)
     asked = Models(resolve(PredictOptions(input="-", byproducts="benchmark")))  # the user can ask for it too
     assert asked.for_repr("smiles").source.checkpoint == str(run.SMILES_CHECKPOINT)
     rec = predict_lines(["{1}CC(=O)Cl.{1}NCc1ccccc1"], chosen).records[0]

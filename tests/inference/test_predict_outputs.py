@@ -161,7 +161,8 @@ def test_decode_settings_come_from_the_checkpoint_and_set(tmp_path: Path) -> Non
     ]:
         with pytest.raises(InputError, match=why):
             decode_overrides(pred.settings, [bad])
-    res = _predict(["--set", "decode.balance_beam=8", "--repr", "formula"], "{3}C2H3ClO.{3}C7H9N.{3}C6H15N\n")
+    res = _predict(["--set", "decode.balance_beam=8", "--repr", "formula", "--byproducts", "benchmark"],
+                   "{3}C2H3ClO.{3}C7H9N.{3}C6H15N\n")  # fmt: skip
     assert res.exit_code == 0 and "{3}C9H11NO" in res.stdout.split("\n")[0].split(".")
     res = _predict(["--set", "decode.balance_bem=8"], AMOUNTS + "\n")
     assert res.exit_code == 2 and "did you mean" in res.stderr
