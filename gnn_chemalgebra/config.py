@@ -141,6 +141,9 @@ class DecodeConfig:
     # per-element leftover head cannot count; this many sets of at most two of the by-product head's likeliest
     # molecules are tried instead, likeliest first; 0 = the leftover head's candidates, as the benchmark reads it
     real_byproduct_sets: int = _opt(0, lo=0)
+    # ... and the log-weight added to the set of none among them (the head's independent guesses otherwise rank it
+    # first wherever it is unsure of every by-product)
+    real_byproduct_none: float = _opt(0.0, hi=0.0)
 
 
 @dataclass

@@ -250,14 +250,17 @@ class Decoder(LeftoverHead, GivenProducts):
     def byproduct_sets(self, extra_p: Sequence[float], n: int, top: int = 6) -> list[tuple[tuple[str, ...], float]]:
         """The ``n`` likeliest sets of at most two by-products (one of them possibly twice) among the by-product
         head's ``top`` likeliest molecules, each scored as independent guesses: log p of those in the set, log(1 - p)
-        of the others. The empty set is one of them (an addition gives off nothing)."""
+        of the others. The empty set is one of them (an addition gives off nothing), its score moved by
+        ``decode.real_byproduct_none``: a head unsure of every by-product would otherwise rank it first, and a
+        chemist's reaction rarely gives off nothing (under 1% of the chemist's validation reactions)."""
         ranked = sorted(range(1, len(self.vocab)), key=lambda j: -extra_p[j])[:top]
         yes = {j: math.log(max(extra_p[j], 1e-9)) for j in ranked}
         no = {j: math.log(max(1.0 - extra_p[j], 1e-9)) for j in ranked}
         base = sum(no.values())
         sets: list[tuple[int, ...]] = [(), *((j,) for j in ranked)]
         sets += [(a, b) for i, a in enumerate(ranked) for b in ranked[i:]]
-        scored = [(base + sum(yes[j] - no[j] for j in dict.fromkeys(s)), s) for s in sets]
+        none = self.settings.real_byproduct_none  # a chemist's reaction rarely gives off nothing
+        scored = [(base + (sum(yes[j] - no[j] for j in dict.fromkeys(s)) if s else none), s) for s in sets]
         scored.sort(key=lambda t: -t[0])
         return [(tuple(self.vocab.items[j] for j in s), score) for score, s in scored[:n]]
 

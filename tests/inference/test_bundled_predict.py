@@ -64,8 +64,7 @@ def test_smiles_input_gets_product_graphs() -> None:
 
 def test_formula_input_uses_the_formula_model() -> None:
     """Acetyl chloride, benzylamine and triethylamine as formulas. The benchmark's formula model writes the amide's
-    formula, the exact remainder; the chemist's takes the base as a reactant and writes all three as one molecule (a
-    known failure of its model card), a balanced line all the same."""
+    formula, the exact remainder, beside HCl; the chemist's the amide beside triethylammonium chloride."""
     source = "{3}C2H3ClO.{3}C7H9N.{3}C6H15N"
     res = CliRunner().invoke(app, ["predict", "-", "--byproducts", "benchmark"], input=source + "\n")
     assert res.exit_code == 0, res.output
@@ -76,6 +75,7 @@ def test_formula_input_uses_the_formula_model() -> None:
     assert res.exit_code == 0, res.output
     (rec,) = [json.loads(x) for x in res.stdout.splitlines()]
     assert rec["balanced"] and bag_composition(rec["prediction"], "formula") == bag_composition(source, "formula")
+    assert set(rec["prediction"].split(".")) == {"{3}C9H11NO", "{3}C6H16N+", "{3}Cl-"}
 
 
 def test_missing_input_file_is_a_clear_error(tmp_path) -> None:

@@ -254,3 +254,17 @@ def test_a_chemists_formula_line_subtracts_a_set_of_real_byproducts(sets: int) -
         assert set(res.chosen.decoded.terms) >= {Term(1, "CO2"), Term(1, "C4H8"), Term(1, "C2HF3O2")}
     else:
         assert res.chosen.decoded.main_product != "C5H11N"
+
+
+@pytest.mark.parametrize("none", [0.0, -1.0])
+def test_the_set_of_no_byproduct_can_be_weighted_down(none: float) -> None:
+    """``decode.real_byproduct_none``: a head unsure of every by-product (p = 0.4 each) ranks the set of none first
+    when every set is an independent guess; weighted by -1 the likeliest by-product comes first."""
+    from gnn_chemalgebra.config import DecodeConfig
+    from gnn_chemalgebra.inference.decoder import Decoder
+
+    vocab = ExtraVocab(["H2O", "HCl", "CH4O"])
+    dec = Decoder(Featurizer("formula"), vocab, DecodeConfig(real_byproduct_sets=4, real_byproduct_none=none))
+    p = [0.0, 0.45, 0.4, 0.3]
+    first = dec.byproduct_sets(p, 4)[0][0]
+    assert first == (() if none == 0.0 else ("H2O",))
