@@ -53,6 +53,10 @@ class DataConfig:
     max_src_tokens: int = _opt(1000, lo=1)  # transformer: longer pairs are dropped (never truncated)
     max_tgt_tokens: int = _opt(200, lo=1)
 
+    def extra_folders(self) -> list[str]:
+        """The ``extra_dirs`` folders, in order."""
+        return [x.strip() for x in self.extra_dirs.split(",") if x.strip()]
+
 
 LR_SCHEDULES = ("constant", "cosine", "noam", "cosine_epochs")
 

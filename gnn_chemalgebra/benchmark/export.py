@@ -45,19 +45,16 @@ def keep_identity_rows(path: Path, min_count: int, log: Callable[[str], None] = 
     import torch
 
     from ..checkpoint import load_checkpoint, save_checkpoint
-    from ..data.dataset import load_examples
+    from ..config import typed
     from ..data.featurize import Featurizer
     from ..errors import InputError
-    from ..training.gnn import identity_keys
+    from ..training.gnn import identity_keys, training_lines
 
     ck = load_checkpoint(path, check=False)  # just written by the export: a shipped folder's list predates it
-    state, data = ck["model"], (ck.get("config") or {}).get("data") or {}
-    if "ident_keys" not in state or not data.get("dir"):
+    state, data = ck["model"], typed(ck.get("config") or {}).data
+    if "ident_keys" not in state or not data.dir:
         raise InputError("the checkpoint has no identity rows or names no training data", path=str(path))
-    variant, split = data["variant"], data.get("train_split", "train")
-    lines = load_examples(data["dir"], variant, split, data.get("limit", 0))
-    for extra in (d.strip() for d in str(data.get("extra_dirs") or "").split(",") if d.strip()):
-        lines += load_examples(extra, variant, split)
+    lines = [ex for _, folder in training_lines(data) for ex in folder]
     keys, emb = state["ident_keys"], state["ident_emb.weight"]
     seen = identity_keys(lines, Featurizer(ck["featurizer"]["repr"]), min_count)
     kept = torch.nonzero(torch.isin(keys, seen)).flatten()

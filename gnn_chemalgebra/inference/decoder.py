@@ -165,9 +165,9 @@ class Decoder(LeftoverHead, GivenProducts):
     ) -> DecodeResult:
         """A bag or a reaction line without given products: roles x by-products (or product graphs), ranked."""
         left_cands = lo.left
-        real_sets = self.byproducts == CHEMIST and self.settings.real_byproduct_sets > 0 and self.repr == "formula"
-        if real_sets:
-            left_cands = self.byproduct_sets(lo.extra_p, self.settings.real_byproduct_sets)
+        real_sets = None  # a chemist's formula line: what leaves is a set of real molecules, not one chain
+        if self.byproducts == CHEMIST and self.settings.real_byproduct_sets > 0 and self.repr == "formula":
+            real_sets = [(s, list(m)) for m, s in self.byproduct_sets(lo.extra_p, self.settings.real_byproduct_sets)]
         logp = self.role_logp(ex, lo.logp)
         hyps = [h for h in kbest_rows(logp, max(beam, self.settings.balance_beam)) if h[0] > _NEG_INF]
         scorer = scorer if (ex.vtype == 2 and rule == "bayes") else None
@@ -192,15 +192,17 @@ class Decoder(LeftoverHead, GivenProducts):
         beam: int,
         scorer: Any,
         rule: str,
-        left_cands: list[tuple[Any, float]],
+        left_cands: list[tuple[str | None, float]],
         vocab_extras: list[str],
-        neutral_main: bool = False,
+        real_sets: list[tuple[float, list[str]]] | None = None,
     ) -> list[Hypothesis]:
         """Joint search: role hypotheses x leftover options, most likely first; balanced decodings first.
-        ``neutral_main``: a hypothesis whose main product would carry a charge is not one (a chemist's line
-        subtracting real by-products: an ion subtracted leaves a charged remainder, not a product)."""
-        if left_cands:  # structured head: (log-prob, leftover list) options; by-product sets: their molecules
-            options = [(s_, list(m) if isinstance(m, tuple) else [m] if m else []) for m, s_ in left_cands]
+        ``real_sets`` (:meth:`byproduct_sets`) are the options instead, and a hypothesis whose main product would
+        carry a charge is not one (an ion subtracted leaves a charged remainder, not a product)."""
+        if real_sets is not None:
+            options = real_sets
+        elif left_cands:  # structured head: (log-prob, leftover list) options
+            options = [(s_, [m] if m else []) for m, s_ in left_cands]
         else:  # vocabulary head: its confident by-products, then dropping the least confident ones
             ranked = sorted(vocab_extras, key=lambda e: -lo.extra_p[self.vocab.index[e]])
             options = [(0.0, ranked[:keep]) for keep in range(len(ranked), -1, -1)]
@@ -227,7 +229,7 @@ class Decoder(LeftoverHead, GivenProducts):
             )
             if not self.keeps_roles(ex, d):
                 continue
-            if neutral_main and d.main_comp is not None and d.main_comp.get("charge", 0):
+            if real_sets is not None and d.main_comp is not None and d.main_comp.get("charge", 0):
                 continue
             if d.main_comp is not None:  # the written main's composition is the remainder: no need to parse it
                 self._comp_cache.setdefault(d.main_product, d.main_comp)  # type: ignore[arg-type]

@@ -53,10 +53,6 @@ def extra_reaction_path(folder: str | Path) -> Path:
     return Path(folder) / "reactions-train.jsonl"
 
 
-def extra_dirs(d: DataConfig) -> list[str]:
-    return [x.strip() for x in d.extra_dirs.split(",") if x.strip()]
-
-
 def split_examples(
     d: DataConfig, split: str, limit: int, sources: Sequence[str] = (), cache_dir: Path | None = None,
     path: Path | None = None,
@@ -173,7 +169,7 @@ class EditTask(Task):
         """``data.dir``'s training examples followed by those of each ``data.extra_dirs`` folder (its mapped
         reactions: closed dropped reactions, rule-made ones), each folder reported on its own line."""
         parts = [self.examples["train"]]
-        for folder in extra_dirs(d):
+        for folder in d.extra_folders():
             path = extra_reaction_path(folder)
             if not path.is_file():
                 raise InputError("data.extra_dirs: no reactions-train.jsonl in this folder", path=folder)

@@ -17,10 +17,10 @@ import torch
 from torch.utils.data import DataLoader
 
 from ..checkpoint import load_checkpoint
-from ..config import Config
+from ..config import Config, DataConfig
 from ..data.augmented import AugmentedBagDataset, AugmentSettings
 from ..data.bagbatch import PackedBags, collate_bags
-from ..data.dataset import BagDataset, ExtraVocab, load_examples, vocab_compositions
+from ..data.dataset import BagDataset, BagExample, ExtraVocab, load_examples, vocab_compositions
 from ..data.featurize import Featurizer
 from ..data.layout import variant_props
 from ..data.structures import formula_structures, morgan_counts, read_smiles_molecules
@@ -49,12 +49,9 @@ class GNNTask(Task):
         props = variant_props(d.variant)
         self.repr, self.vtype = str(props["repr"]), int(props["type"])
         augment = AugmentSettings(d.augment_drop_reagents, d.augment_salts)
-        train_ex = load_examples(d.dir, d.variant, d.train_split, d.limit, roles=augment.active)
-        self.line_counts = {d.dir: len(train_ex)}
-        for extra_dir in (x.strip() for x in d.extra_dirs.split(",") if x.strip()):
-            added = load_examples(extra_dir, d.variant, d.train_split, roles=augment.active)
-            self.line_counts[extra_dir] = len(added)
-            train_ex += added
+        by_folder = training_lines(d, roles=augment.active)
+        self.line_counts = {folder: len(lines) for folder, lines in by_folder}
+        train_ex = [ex for _, lines in by_folder for ex in lines]
         val_ex = load_examples(d.dir, d.variant, d.val_split, d.val_limit)
         self.feat = Featurizer(self.repr)
         mcfg = dict(vars(cfg.model))
@@ -204,6 +201,13 @@ def molecule_keys(feat: Featurizer, mols: Iterable[str]) -> dict[str, int]:
     feat.cache_molecules(names)
     rows = torch.stack([feat.molecule(m)[1] for m in names])
     return dict(zip(names, composition_keys(rows, composition_key_multipliers(rows.size(1))).tolist(), strict=True))
+
+
+def training_lines(d: DataConfig, roles: bool = False) -> list[tuple[str, list[BagExample]]]:
+    """The training lines a GNN run reads, by folder: ``data.dir``'s (its first ``data.limit``), then those of each
+    ``data.extra_dirs`` folder."""
+    out = [(str(d.dir), load_examples(d.dir, d.variant, d.train_split, d.limit, roles=roles))]
+    return out + [(f, load_examples(f, d.variant, d.train_split, roles=roles)) for f in d.extra_folders()]
 
 
 def identity_keys(examples: Sequence[Any], feat: Featurizer, min_count: int) -> torch.Tensor:
