@@ -45,6 +45,18 @@ def _bag(text: str, repr: str = "smiles") -> Counter:
         ("ClCl.{2}[I-].{2}[K+]", "displacement", "{1}II.{2}[Cl-].{2}[K+]"),
         ("O=C1O[Mg]O1", "carbonate_decomposition", "{1}[Mg]=O.{1}O=C=O"),
         ("{2}[Na+].{2}OC([O-])=O", "carbonate_decomposition", "{2}[Na+].{1}[O-]C([O-])=O.{1}O.{1}O=C=O"),
+        ("{2}[Ca].O=O", "combination", "{2}[Ca]=O"),
+        ("{2}[K].BrBr", "combination", "{2}[K+].{2}[Br-]"),
+        ("[H][H].ClCl", "combination", "{2}Cl"),
+        ("N#N.{3}[H][H]", "combination", "{2}N"),
+        ("{2}[Na+].{2}[O-]Cl(=O)=O", "thermal_decomposition", "{2}[Na+].{2}[Cl-].{3}O=O"),
+        ("{2}O=Cl(=O)O[K]", "thermal_decomposition", "{2}Cl[K].{3}O=O"),
+        ("{2}[Ag]O[Ag]", "thermal_decomposition", "{4}[Ag].{1}O=O"),
+        ("{2}OO", "thermal_decomposition", "{2}O.{1}O=O"),
+        ("{2}[O-][Mn](=O)(=O)=O.{10}[Fe+2].{16}[H+]", "redox", "{2}[Mn+2].{10}[Fe+3].{8}O"),
+        ("{2}[Fe+3].{2}[I-]", "redox", "{2}[Fe+2].{1}II"),
+        ("OO.{2}[I-].{2}[H+]", "redox", "{1}II.{2}O"),
+        ("{2}[K+].{2}[O-][Mn](=O)(=O)=O.{5}[Sn+2].{16}[H+]", "redox", "{2}[K+].{2}[Mn+2].{5}[Sn+4].{8}O"),
     ],
 )
 def test_rule_writes_the_line(line: str, rule: str, expected: str) -> None:
@@ -62,6 +74,10 @@ def test_rule_writes_the_line(line: str, rule: str, expected: str) -> None:
         ("ClH.HNaO", "neutralisation", "{1}ClNa.{1}H2O"),
         ("Zn.{2}ClH", "metal_acid", "{1}Zn+2.{2}Cl-.{1}H2"),
         ("Ag+.Br-.K+.NO3-", "precipitation", "{1}AgBr.{1}K+.{1}NO3-"),
+        ("{2}Mg.O2", "combination", "{2}MgO"),
+        ("{2}KClO3", "thermal_decomposition", "{2}ClK.{3}O2"),
+        ("MnO4-.{5}Fe+2.{8}H+", "redox", "{1}Mn+2.{5}Fe+3.{4}H2O"),
+        ("I2.{2}O3S2-2", "redox", "{2}I-.{1}O6S4-2"),
     ],
 )
 def test_rule_reads_formulas(line: str, rule: str, expected: str) -> None:
@@ -86,6 +102,14 @@ def test_rule_reads_formulas(line: str, rule: str, expected: str) -> None:
         "[Ca+2].[O-]C([O-])=O",  # precipitation or (heated) decomposition: ambiguous
         "CC.CCC.{9}O=O",  # two fuels: their amounts do not fix one balancing
         "C2H4O2.HNaO",  # a formula with carbon names no acid
+        "{4}[Fe].{3}O=O",  # iron has two common ions: FeO or Fe2O3
+        "{4}[Na].O=O",  # sodium burns to its peroxide, not the oxide a course writes first
+        "[Na+].[O-][N+](=O)[O-]",  # a nitrate: its decomposition depends on the metal
+        "[O-][Mn](=O)(=O)=O.{5}[Fe+2]",  # permanganate without acid: not the Mn(II) reaction
+        "{2}[Fe+3].{2}[Br-]",  # iron(III) does not oxidise bromide
+        "[O-][Mn](=O)(=O)=O.{5}[Fe+2].{8}[H+].{5}[Cl-]",  # chloride could be oxidised too: two pairs
+        "{2}[O-][Mn](=O)(=O)=O.{5}OO.{6}[H+]",  # peroxide's own decomposition balances in too: no one equation
+        "II.{2}[Br-]",  # iodine does not oxidise bromide (and halogens with halides are displacement's)
     ],
 )
 def test_no_rule_fires(line: str) -> None:

@@ -22,7 +22,10 @@ from .species import (
     CARBONATES,
     HALOGENS,
     ION_CHARGE,
+    NOBLE_OXIDES,
+    ONE_OXIDE,
     OXIDISING_ACIDS,
+    REDOX_COUPLES,
     WATER_METALS,
     Item,
     _canon,
@@ -226,6 +229,99 @@ def carbonate_decomposition(items: Sequence[Item]) -> Proposal | None:
     return "carbonate_decomposition", consumed, [covalent_salt(metal, ION_CHARGE[metal], co3)[0], "O", "O=C=O"]
 
 
+def _element_of(it: Item) -> str | None:
+    """The element a line's item is made of alone (``Mg``, ``O``, ``Cl``, ``N``), or ``None``."""
+    if it.kind == "metal":
+        return it.metal
+    if it.comp.get("charge") or len(set(it.comp) - {"charge"}) != 1:
+        return None
+    return next(iter(it.comp)) if it.kind in ("oxygen", "halogen", "hydrogen") or it.smiles == _canon("N#N") else None
+
+
+def combination(items: Sequence[Item]) -> Proposal | None:
+    """Two elements, nothing else: a metal with one common ion burnt in oxygen gives its oxide (covalent,
+    ``[Mg]=O``); an alkali or alkaline-earth metal, aluminium or zinc with a halogen gives the halide (as ions, or
+    covalent where it is insoluble); hydrogen with a halogen the hydrogen halide, with nitrogen ammonia. Hydrogen
+    and oxygen are the combustion rule's."""
+    if len(items) != 2:
+        return None
+    elements = [_element_of(it) for it in items]
+    if None in elements or len(set(elements)) != 2:
+        return None
+    by = dict(zip(elements, items, strict=True))
+    metal = next((it.metal for it in items if it.kind == "metal"), None)
+    if metal is not None:
+        other = next(e for e in by if e != metal)
+        if other == "O" and metal in ONE_OXIDE:
+            return "combination", list(items), [covalent_salt(metal, ION_CHARGE[metal], "[O-2]")[0]]
+        if other in HALOGENS and metal in ONE_OXIDE | ALKALI:
+            halide = _canon(f"[{other}-]")
+            if insoluble(metal, halide):
+                return "combination", list(items), [covalent_salt(metal, ION_CHARGE[metal], halide)[0]]
+            return "combination", list(items), [_ion(metal), halide]
+        return None
+    if "H" in by and set(by) - {"H"} <= set(HALOGENS):
+        x = next(e for e in by if e != "H")
+        return "combination", list(items), [_canon(x)]
+    if set(by) == {"H", "N"}:
+        return "combination", list(items), [_canon("N")]
+    return None
+
+
+def thermal_decomposition(items: Sequence[Item]) -> Proposal | None:
+    """One substance on its own, heated: a chlorate gives the chloride and oxygen (as ions, the cation unchanged,
+    or the covalent salt); the oxide of mercury, silver, gold or platinum the metal and oxygen; hydrogen peroxide
+    water and oxygen. (Carbonates are :func:`carbonate_decomposition`'s.)"""
+    chlorate, chloride = _canon("[O-]Cl(=O)=O"), _canon("[Cl-]")
+    if len(items) == 1:
+        it = items[0]
+        if it.smiles == _canon("OO"):
+            return "thermal_decomposition", [it], ["O", "O=O"]
+        if it.kind == "salt" and it.metal and it.anion == _canon("[O-2]") and it.metal in NOBLE_OXIDES:
+            return "thermal_decomposition", [it], [_canon(f"[{it.metal}]"), "O=O"]
+        if it.kind == "salt" and it.metal and it.anion == chlorate:
+            return "thermal_decomposition", [it], [covalent_salt(it.metal, ION_CHARGE[it.metal], chloride)[0], "O=O"]
+        return None
+    if len(items) == 2 and {it.kind for it in items} == {"cation", "anion"}:
+        anion = next(it for it in items if it.kind == "anion")
+        if anion.smiles == chlorate:
+            return "thermal_decomposition", [anion], [chloride, "O=O"]
+    return None
+
+
+def _couples(smiles: str | None, side: int) -> list[tuple[str, str, float, bool]]:
+    """The couples whose oxidised (``side`` 0) or reduced (1) form is ``smiles``."""
+    return [c for c in REDOX_COUPLES if smiles is not None and _canon(c[side]) == smiles]
+
+
+def redox(items: Sequence[Item]) -> Proposal | None:
+    """An oxidant and a reductant of the table of half-reactions (:data:`~.species.REDOX_COUPLES`) whose
+    potentials say they react: the reduced and the oxidised forms, and water where the oxidant's oxygen leaves
+    (the line then holds ``[H+]``, which the reaction consumes). Exactly one such pair on the line, and spectator
+    ions beside it; halogens with halides are :func:`displacement`'s."""
+    pairs = []
+    halides = {_canon(f"[{x}-]") for x in HALOGENS}
+    for ox in items:
+        for red in items:
+            if ox is red or (ox.kind == "halogen" and red.smiles in halides):
+                continue
+            for oc in _couples(ox.smiles, 0):
+                for rc in _couples(red.smiles, 1):
+                    if oc is not rc and oc[2] - rc[2] > 0.1:
+                        pairs.append((ox, red, oc, rc))
+    if len(pairs) != 1:
+        return None
+    ox, red, oc, rc = pairs[0]
+    protons = [it for it in items if it.smiles == _canon("[H+]")]
+    if oc[3] != bool(protons):
+        return None  # acid needed and missing, or acid on a line whose reaction does not take it
+    used = [ox, red, *protons]
+    if not _rest_ok(items, used, frozenset({"cation", "anion", "water"})):
+        return None
+    made = [_canon(oc[1]), _canon(rc[0])] + (["O"] if protons and _canon(oc[1]) != _canon("O") else [])
+    return "redox", used, made
+
+
 GENERAL_RULES: tuple[Callable[[Sequence[Item]], Proposal | None], ...] = (
     combustion,
     metal_water,
@@ -234,6 +330,9 @@ GENERAL_RULES: tuple[Callable[[Sequence[Item]], Proposal | None], ...] = (
     precipitation,
     displacement,
     carbonate_decomposition,
+    combination,
+    thermal_decomposition,
+    redox,
 )
 
 

@@ -59,9 +59,35 @@ CARBONATES = frozenset({"[O-]C([O-])=O", "OC([O-])=O"})
 # Anions the tables know (with the bases' anions): they pair with metal ions into salts.
 ANIONS: tuple[str, ...] = (
     "[Cl-]", "[Br-]", "[I-]", "[F-]", "[O-][N+](=O)[O-]", "[O-]S(=O)(=O)[O-]", "[O-]P(=O)([O-])[O-]", "[OH-]",
-    "[O-2]", "[O-]C([O-])=O", "OC([O-])=O", "[S-2]", "CC(=O)[O-]",
+    "[O-2]", "[O-]C([O-])=O", "OC([O-])=O", "[S-2]", "CC(=O)[O-]", "[O-]Cl(=O)=O", "[O-][Mn](=O)(=O)=O",
+    "[O-][Cr](=O)(=O)O[Cr](=O)(=O)[O-]", "[O-]S(=O)(=S)[O-]", "[O-]S(=O)(=O)SSS(=O)(=O)[O-]", "O=C([O-])C(=O)[O-]",
 )  # fmt: skip
-MOLECULES: tuple[str, ...] = ("O", "O=O", "[H][H]", "O=C=O", "N#N", "O=S=O", "ClCl", "BrBr", "II", "FF", "[H+]")
+MOLECULES: tuple[str, ...] = (
+    "O", "O=O", "[H][H]", "O=C=O", "N#N", "O=S=O", "ClCl", "BrBr", "II", "FF", "[H+]", "OO",
+)  # fmt: skip
+# Ions of a second charge that the redox couples name (the metals' common ions are in ION_CHARGE).
+OTHER_IONS: tuple[str, ...] = ("[Fe+3]", "[Sn+4]")
+# The half-reactions a course teaches: (oxidised form, reduced form, standard potential in volts, whether the
+# oxidised form needs acid to be reduced: its oxygen leaves as water). The oxidised form of the couple higher in the
+# table oxidises the reduced form of a lower one.
+REDOX_COUPLES: tuple[tuple[str, str, float, bool], ...] = (
+    ("OO", "O", 1.78, True),  # hydrogen peroxide as an oxidant
+    ("[O-][Mn](=O)(=O)=O", "[Mn+2]", 1.51, True),
+    ("ClCl", "[Cl-]", 1.36, False),
+    ("[O-][Cr](=O)(=O)O[Cr](=O)(=O)[O-]", "[Cr+3]", 1.33, True),
+    ("BrBr", "[Br-]", 1.07, False),
+    ("[Fe+3]", "[Fe+2]", 0.77, False),
+    ("O=O", "OO", 0.70, False),  # hydrogen peroxide as a reductant: it gives off oxygen
+    ("II", "[I-]", 0.54, False),
+    ("[Sn+4]", "[Sn+2]", 0.15, False),
+    ("[O-]S(=O)(=O)SSS(=O)(=O)[O-]", "[O-]S(=O)(=S)[O-]", 0.08, False),
+    ("O=C=O", "O=C([O-])C(=O)[O-]", -0.49, False),
+)
+# Metals whose one common ion a combination with oxygen or a halogen gives (sodium and potassium burn to
+# peroxides and superoxides, iron and copper have two common ions: left out of the oxides).
+ONE_OXIDE = frozenset({"Li", "Mg", "Ca", "Sr", "Ba", "Al", "Zn"})
+# Oxides that heat alone splits into the metal and oxygen.
+NOBLE_OXIDES = frozenset({"Hg", "Ag", "Au", "Pt"})
 NEUTRAL_ANION_PARTS = {"[OH-]": "O", "[O-2]": "O"}
 
 
@@ -181,7 +207,7 @@ def formula_table() -> dict[str, str]:
     """Formula (RDKit's, Hill order) -> canonical SMILES of every inorganic species the tables name: metals, their
     ions, acids, anions, small molecules and the covalent salts of every metal ion with every anion. A formula two
     species share is left out (it names neither)."""
-    names: list[str] = [*ACIDS, *ANIONS, *MOLECULES, "N", "[NH4+]"]
+    names: list[str] = [*ACIDS, *ANIONS, *MOLECULES, *OTHER_IONS, "N", "[NH4+]"]
     for metal, charge in ION_CHARGE.items():
         names += [f"[{metal}]", f"[{metal}+{charge}]" if charge > 1 else f"[{metal}+]"]
         for anion in ANIONS:
