@@ -148,6 +148,10 @@ class DecodeConfig:
     # ... and the log-weight added to the set of none among them (the head's independent guesses otherwise rank it
     # first wherever it is unsure of every by-product)
     real_byproduct_none: float = _opt(0.0, hi=0.0)
+    # a chemist's SMILES line: a formula checkpoint (relative to this checkpoint's folder) that reads the same line
+    # written in formulas; among the hypotheses searched above, the first whose line has the formulas it writes is
+    # written. Two readings of one reaction agree more often when they are right; "" = no second reading
+    formula_check: str = ""
 
 
 @dataclass

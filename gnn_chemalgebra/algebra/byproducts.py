@@ -10,7 +10,8 @@ the first set whose smallest positive integer coefficients balance every element
 Salts follow the input: ions written as ions (``[Na+]`` and ``[OH-]``, or ``[Na+].[OH-]``) give the salt as its
 ions in one species (``[Br-].[Na+]``) and, for a cation written as its own molecule, the lone counter-ion
 (``[Br-]``); a metal written covalently or as the element (``O[Na]``, ``[Zn]``) gives the covalent salt
-(``[Na]Br``, ``Cl[Zn]Cl``). Formulas are written as RDKit writes them (``H2O``, ``ClH``, ``BrNa``).
+(``[Na]Br``, ``Cl[Zn]Cl``). Formulas are written as RDKit writes them (``H2O``, ``ClH``, ``BrNa``); a cation
+written as an ion (``Na+``) stays one beside the lone anion (``Br-``).
 Boronic acids leave boric acid: a Suzuki coupling closes with a base (``B(OH)3`` and the bromide salt) or with
 water (``B(OH)3`` and ``HBr``), not on its own.
 """
@@ -195,6 +196,8 @@ def salt_candidates(reactants: Sequence[str], repr: Repr) -> list[str]:
                 a = -_anion_charge(anion)
                 n_cat, n_an = lcm(q, a) // q, lcm(q, a) // a
                 if repr == "formula":
+                    if ionic:
+                        continue  # a cation written as an ion stays one: the lone counter-anion below leaves
                     total: Counter = Counter({el: n_cat})
                     for k, v in _comp(canonical_smiles(anion), "smiles").items():
                         total[k] += n_an * v

@@ -176,6 +176,7 @@ def chemist_result(
     acceptable: Callable[[Decoded], bool] | None = None,
     searched: int = 1,
     keep: int | None = None,
+    agrees: Callable[[Decoded], bool] | None = None,
 ) -> Any:
     """``res`` (a :class:`~.decoder.DecodeResult`) with each balanced beam entry rewritten in the chemist's
     convention (:func:`chemist_decoding`); the line written is the rewritten first entry, or the benchmark's line
@@ -186,7 +187,9 @@ def chemist_result(
     others, each group in the decoder's order. A product graph whose remainder is an oxygen atom or a bare chain
     is no reaction a chemist writes, and the edit model's next graph (the imine beside the amine it wrote, the
     alkene beside the alkane) often is. Only the first ``searched`` entries move, so the line written does not
-    depend on how many alternatives are asked for. ``keep`` entries stay."""
+    depend on how many alternatives are asked for. ``keep`` entries stay. With ``agrees`` (a second reading of the
+    same reaction, :attr:`~gnn_chemalgebra.config.DecodeConfig.formula_check`), an entry among those that real
+    molecules close whose rewritten line it agrees with comes first of all."""
     if res.mode == "given":
         return res
     if res.fallback:  # the source written back: no by-product to write either way
@@ -210,8 +213,10 @@ def chemist_result(
         entries.append((rewritten, None))
     if acceptable is not None and searched > 1:
 
-        def rank(i: int) -> tuple[bool, bool]:
-            return not acceptable(res.beam[i].decoded), i >= searched or entries[i][1] is not None
+        def rank(i: int) -> tuple[bool, bool, bool]:
+            closed = i < searched and entries[i][1] is None
+            agreed = closed and agrees is not None and agrees(entries[i][0].decoded)
+            return not agreed, not acceptable(res.beam[i].decoded), not closed
 
         order = sorted(range(len(entries)), key=rank)
         entries = [entries[i] for i in order]

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
@@ -132,10 +132,16 @@ class Decoder(LeftoverHead, GivenProducts):
 
     # ----------------------------------------------------------------- search
     def decode(
-        self, ex: BagExample, r: ExampleOutputs | LineOutputs, beam: int = 1, scorer: Any = None
+        self,
+        ex: BagExample,
+        r: ExampleOutputs | LineOutputs,
+        beam: int = 1,
+        scorer: Any = None,
+        agrees: Callable[[Decoded], bool] | None = None,
     ) -> DecodeResult:
         """Hypotheses for one example from its network outputs: one example's tensors (see
-        :class:`~.runner.ModelRunner`) or their :class:`LineOutputs`."""
+        :class:`~.runner.ModelRunner`) or their :class:`LineOutputs`. ``agrees``: a second reading's test of a
+        chemist's line (:func:`~.byproduct_convention.chemist_result`)."""
         lo = r if isinstance(r, LineOutputs) else self.line_outputs(r)
         rule = extent_rule_for(ex.terms, self.extent)
         vocab_extras = lo.vocab_extras
@@ -151,7 +157,9 @@ class Decoder(LeftoverHead, GivenProducts):
             return self._decode_bag_line(ex, lo, beam, scorer, rule, vocab_extras, left)
         searched = self.settings.real_byproduct_beam
         res = self._decode_bag_line(ex, lo, max(beam, searched), scorer, rule, vocab_extras, left)
-        return chemist_result(ex, res, self.repr, self._comp, self.keeps_roles, self.acceptable, searched, max(beam, 1))
+        return chemist_result(
+            ex, res, self.repr, self._comp, self.keeps_roles, self.acceptable, searched, max(beam, 1), agrees
+        )
 
     def _decode_bag_line(
         self,

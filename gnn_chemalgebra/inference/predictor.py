@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -19,13 +19,17 @@ from typing import Any
 import torch
 
 from ..checkpoint import load_checkpoint
+from ..chem.bag import parse_bag
 from ..config import DecodeConfig, decode_overrides
 from ..data.dataset import BagExample, ExtraVocab
 from ..data.featurize import Featurizer
 from ..errors import InputError
 from ..io import checkpoint_paths
 from ..kinds import KINDS, kind_of_checkpoint
+from .byproduct_convention import CHEMIST
+from .decode import Decoded
 from .decoder import Decoder, LineOutputs, extent_rule_for, kbest_assignments
+from .formula_check import agreement, formula_example
 from .hypotheses import ExampleOutputs
 from .prediction import Prediction, SecondOpinion
 from .report import build_record
@@ -115,6 +119,7 @@ class Predictor:
         self.type1: Predictor | None = None  # reads the Type-1 lines when the checkpoint names one (decode.type1_model)
         self.saved_settings: DecodeConfig | None = None  # the decode section of the checkpoint it was loaded from
         self.second_opinion = False  # with a Type-1 model: this model writes the Type-1 lines too (see predict)
+        self.formula_reader: Predictor | None = None  # a SMILES model's second reading (decode.formula_check)
 
     # ----------------------------------------------------------------- construction
     @classmethod
@@ -165,7 +170,24 @@ class Predictor:
         if route and settings.type1_model:
             pred.type1 = cls._type1_model(checkpoint_paths(path)[0], settings.type1_model, r.device, options,
                                           pred.repr)  # fmt: skip
+        if settings.formula_check and pred.repr == "smiles":
+            pred.formula_reader = cls._formula_model(checkpoint_paths(path)[0], settings.formula_check, r.device,
+                                                     options)  # fmt: skip
         return pred
+
+    @classmethod
+    def _formula_model(cls, main: str, name: str, device: torch.device, options: PredictorOptions) -> Predictor:
+        """The formula model named by ``decode.formula_check`` (relative to the main checkpoint's folder), with its
+        own saved decode settings: it reads a chemist's SMILES lines a second time, written in formulas."""
+        path = file_beside(main, name, "formula model", "decode.formula_check")
+        first = load_checkpoint(path, map_location="cpu", require=())
+        if kind_of_checkpoint(first, str(path)).load_predictor() != cls.from_loaded:
+            raise InputError("decode.formula_check must be a GNN checkpoint reading formulas", path=str(path))
+        sub = PredictorOptions(extent=options.extent, byproducts=options.byproducts)
+        reader = cls.from_loaded(first, str(path), device, sub, route=False)
+        if reader.repr != "formula":
+            raise InputError("decode.formula_check must be a GNN checkpoint reading formulas", path=str(path))
+        return reader
 
     @classmethod
     def _type1_model(
@@ -282,10 +304,17 @@ class Predictor:
         return self.type1 if vtype == 1 and self.type1 is not None else self
 
     # ----------------------------------------------------------------- running
-    def decode_one(self, ex: BagExample, r: ExampleOutputs | LineOutputs, beam: int = 1) -> Prediction:
-        """The prediction of one example from its network outputs (one example's tensors or :class:`LineOutputs`)."""
+    def decode_one(
+        self,
+        ex: BagExample,
+        r: ExampleOutputs | LineOutputs,
+        beam: int = 1,
+        agrees: Callable[[Decoded], bool] | None = None,
+    ) -> Prediction:
+        """The prediction of one example from its network outputs (one example's tensors or :class:`LineOutputs`);
+        ``agrees``: the second reading's test of a chemist's line (:mod:`.formula_check`)."""
         lo = r if isinstance(r, LineOutputs) else self.decoder.line_outputs(r)
-        res = self.decoder.decode(ex, lo, beam, self.runner.extent_scorer_for(lo.bag))
+        res = self.decoder.decode(ex, lo, beam, self.runner.extent_scorer_for(lo.bag), agrees)
         return build_record(ex, lo, res, self.vocab, self.naive)
 
     def _outputs(self, examples: Sequence[BagExample], data: Sequence[Any] | None = None) -> list[LineOutputs]:
@@ -332,9 +361,29 @@ class Predictor:
         results: list[Prediction] = []
         for s in range(0, len(examples), batch_size):
             chunk = examples[s : s + batch_size]
+            checks = self._formula_checks(chunk)
             with _collector_paused():
-                results += [self.decode_one(ex, lo, beam) for ex, lo in zip(chunk, self._outputs(chunk), strict=True)]
+                outs = self._outputs(chunk)
+                results += [self.decode_one(*args, beam, a) for *args, a in zip(chunk, outs, checks, strict=True)]
         return results
+
+    def _formula_checks(self, chunk: Sequence[BagExample]) -> list[Callable[[Decoded], bool] | None]:
+        """The formula model's test of each line of ``chunk`` (:mod:`.formula_check`): for a chemist's SMILES
+        line it reads as a bag and writes without falling back; ``None`` for the others."""
+        out: list[Callable[[Decoded], bool] | None] = [None] * len(chunk)
+        reader = self.formula_reader
+        if reader is None or self.byproducts != CHEMIST:
+            return out
+        reader.byproducts, reader.extent = CHEMIST, self.extent
+        written = [formula_example(ex) for ex in chunk]
+        idx = [i for i, fx in enumerate(written) if fx is not None]
+        if not idx:
+            return out
+        got = reader._predict_own([fx for fx in written if fx is not None], len(idx), 1)
+        for i, rec in zip(idx, got, strict=True):
+            if not rec.fallback:
+                out[i] = agreement(parse_bag(rec.prediction))
+        return out
 
     def predict_data(self, examples: Sequence[BagExample], data: Sequence[Any], batch_size: int = 64) -> list[str]:
         """Top-1 lines for already featurised examples (the trainer's validation)."""

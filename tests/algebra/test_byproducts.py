@@ -184,6 +184,10 @@ def test_salts_follow_how_the_input_writes_its_metal() -> None:
     assert "[K][Br]" in salt_candidates(["O[K]"], "smiles")
     assert "[Cl][Zn][Cl]" in salt_candidates(["[Zn]"], "smiles")  # RDKit brackets atoms bonded to a metal
     assert "BrNa" in salt_candidates(["NaOH"], "formula")
+    written_as_ions = salt_candidates(["C7H7Br", "K+", "I-"], "formula")
+    assert "Br-" in written_as_ions and "BrK" not in written_as_ions  # the potassium ion stays one
+    sn2 = close_with_byproducts(["C7H7Br", "K+", "I-"], ["C7H7I"], repr="formula")
+    assert (sn2.byproducts, sn2.spectators) == (("Br-",), ("K+",))
 
 
 def test_bad_input_is_one_clear_error() -> None:

@@ -1,6 +1,7 @@
 """Reactions a course teaches, written by explicit rules instead of the model: general chemistry (neutralisation,
-carbonates with acids, combustion, metals with acids and water, precipitation, displacement, carbonate and other
-thermal decompositions, combinations of elements, redox by a table of half-reactions) and organic classes whose outcome the molecules on the line decide (:mod:`.organic`).
+carbonates with acids, combustion, metals with acids and water, precipitation, displacement, thermal
+decompositions, combinations of elements, redox by a table of half-reactions) and organic classes whose outcome
+the molecules on the line decide (:mod:`.organic`).
 
 :func:`apply_rules` reads a line (its molecules and amounts, SMILES or formulas) and returns the line the one rule
 that fires writes, balanced by the project's exact algebra, or ``None``: no rule fires, or two rules disagree.
