@@ -6,13 +6,16 @@ lines it gets wrong, while its next graphs often hold the reaction. A formula mo
 ``decode.formula_check`` naming a formula checkpoint, each SMILES line is also written in formulas and read by it;
 among the hypotheses the SMILES decoder searches for a chemist's line (``decode.real_byproduct_beam``), the first
 whose line has the same formulas, at the same coefficients, as the formula model's line is written
-(:func:`~.byproduct_convention.chemist_result`). Where none agrees the SMILES decoder's own order stands.
+(:func:`~.byproduct_convention.chemist_result`). Where none agrees the SMILES decoder's own order stands. The
+record says whether the line written agrees (``formula_check``); the calibration reads it
+(:data:`~gnn_chemalgebra.trust.features.FORMULA_CHECK_FEATURE`).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from ..chem.bag import Term
 from ..chem.molecule import canonical, smiles_to_formula
@@ -20,6 +23,14 @@ from ..chem.reaction import given_sides
 from ..data.dataset import BagExample, example_from_terms
 from ..errors import ChemAlgebraError
 from .decode import Decoded
+
+
+@dataclass(frozen=True)
+class FormulaReading:
+    """The formula model's line for one SMILES line, and its test of a hypothesis (:func:`agreement`)."""
+
+    line: str
+    agrees: Callable[[Decoded], bool]
 
 
 def formula_example(ex: BagExample) -> BagExample | None:

@@ -85,6 +85,18 @@ class SecondOpinion:
 
 
 @dataclass(slots=True)
+class FormulaCheck:
+    """A chemist's SMILES line read a second time in formulas (``decode.formula_check``): the formula model's line
+    and whether the line written has its formulas at the same coefficients."""
+
+    prediction: str
+    agrees: bool
+
+    def to_json(self) -> JsonObject:
+        return {"prediction": self.prediction, "agrees": self.agrees}
+
+
+@dataclass(slots=True)
 class DomainFields:
     """Whether the reaction resembles the training reactions (``None``: no index), the nearest similarity, why."""
 
@@ -179,6 +191,7 @@ class Prediction:
     completed_source: str | None = None  # the amounts a completed reaction line is balanced from
     model: str | None = None  # the checkpoint file that wrote the line (a sequence model: its kind)
     second_opinion: SecondOpinion | None = None
+    formula_check: FormulaCheck | None = None
     # the stream's
     line: int | None = None
     as_read: str | None = None  # the line as read (``source`` is the record's)
@@ -247,6 +260,8 @@ class Prediction:
             out["model"] = self.model
         if self.second_opinion is not None:
             out["second_opinion"] = self.second_opinion.to_json()
+        if self.formula_check is not None:
+            out["formula_check"] = self.formula_check.to_json()
         if self.trust is not None:
             self._trust_json(out, self.trust)
         if self.sets is not None:

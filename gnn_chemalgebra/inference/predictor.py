@@ -11,7 +11,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import gc
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -27,11 +27,10 @@ from ..errors import InputError
 from ..io import checkpoint_paths
 from ..kinds import KINDS, kind_of_checkpoint
 from .byproduct_convention import CHEMIST
-from .decode import Decoded
 from .decoder import Decoder, LineOutputs, extent_rule_for, kbest_assignments
-from .formula_check import agreement, formula_example
+from .formula_check import FormulaReading, agreement, formula_example
 from .hypotheses import ExampleOutputs
-from .prediction import Prediction, SecondOpinion
+from .prediction import FormulaCheck, Prediction, SecondOpinion
 from .report import build_record
 from .runner import ModelRunner, file_beside, load_edit_model, load_model
 
@@ -309,13 +308,18 @@ class Predictor:
         ex: BagExample,
         r: ExampleOutputs | LineOutputs,
         beam: int = 1,
-        agrees: Callable[[Decoded], bool] | None = None,
+        check: FormulaReading | None = None,
     ) -> Prediction:
         """The prediction of one example from its network outputs (one example's tensors or :class:`LineOutputs`);
-        ``agrees``: the second reading's test of a chemist's line (:mod:`.formula_check`)."""
+        ``check``: the formula model's reading of a chemist's line (:mod:`.formula_check`), recorded in
+        ``formula_check``."""
         lo = r if isinstance(r, LineOutputs) else self.decoder.line_outputs(r)
-        res = self.decoder.decode(ex, lo, beam, self.runner.extent_scorer_for(lo.bag), agrees)
-        return build_record(ex, lo, res, self.vocab, self.naive)
+        test = None if check is None else check.agrees
+        res = self.decoder.decode(ex, lo, beam, self.runner.extent_scorer_for(lo.bag), test)
+        rec = build_record(ex, lo, res, self.vocab, self.naive)
+        if check is not None and res.mode != "given" and not res.fallback and res.convention == CHEMIST:
+            rec.formula_check = FormulaCheck(check.line, check.agrees(res.chosen.decoded))
+        return rec
 
     def _outputs(self, examples: Sequence[BagExample], data: Sequence[Any] | None = None) -> list[LineOutputs]:
         """Network outputs per example, as numbers: from already featurised bags ``data``, else featurised and
@@ -367,10 +371,10 @@ class Predictor:
                 results += [self.decode_one(*args, beam, a) for *args, a in zip(chunk, outs, checks, strict=True)]
         return results
 
-    def _formula_checks(self, chunk: Sequence[BagExample]) -> list[Callable[[Decoded], bool] | None]:
+    def _formula_checks(self, chunk: Sequence[BagExample]) -> list[FormulaReading | None]:
         """The formula model's test of each line of ``chunk`` (:mod:`.formula_check`): for a chemist's SMILES
         line it reads as a bag and writes without falling back; ``None`` for the others."""
-        out: list[Callable[[Decoded], bool] | None] = [None] * len(chunk)
+        out: list[FormulaReading | None] = [None] * len(chunk)
         reader = self.formula_reader
         if reader is None or self.byproducts != CHEMIST:
             return out
@@ -382,7 +386,7 @@ class Predictor:
         got = reader._predict_own([fx for fx in written if fx is not None], len(idx), 1)
         for i, rec in zip(idx, got, strict=True):
             if not rec.fallback:
-                out[i] = agreement(parse_bag(rec.prediction))
+                out[i] = FormulaReading(rec.prediction, agreement(parse_bag(rec.prediction)))
         return out
 
     def predict_data(self, examples: Sequence[BagExample], data: Sequence[Any], batch_size: int = 64) -> list[str]:

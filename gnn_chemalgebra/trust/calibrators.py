@@ -24,8 +24,10 @@ from .candidates import Candidate, beam_share, in_rank_order
 from .features import (
     ALT_FEATURES,
     FEATURES,
+    FORMULA_CHECK_FEATURE,
     SECOND_OPINION_FEATURE,
     alternative_features,
+    formula_check_agrees,
     record_features,
     second_opinion_agrees,
 )
@@ -85,6 +87,7 @@ class CalibrationKind:
     what: str  # the lines it reads, for messages
     reads_instead: str | None = None  # the kind whose model reads these lines when this one has none
     second_opinion: bool = False  # its model reads :data:`~.features.SECOND_OPINION_FEATURE` too
+    formula_check: bool = False  # its model reads :data:`~.features.FORMULA_CHECK_FEATURE` too
     calibrator: str = LINEAR  # the calibrator a fit uses for this kind (:data:`CALIBRATORS`)
 
 
@@ -110,6 +113,13 @@ LIMITING = register_kind(
 # model, which measured the same written lines without that feature
 SECOND_OPINION = register_kind(
     CalibrationKind("second_opinion", 4, "Type-1 lines with a second opinion", reads_instead=TYPE1, second_opinion=True)
+).name
+# a chemist's SMILES line read a second time in formulas (decode.formula_check); its model reads whether the line
+# written has the formula model's formulas. A sidecar without it reads these lines with the kind of their line
+FORMULA_CHECKED = register_kind(
+    CalibrationKind(
+        "formula_check", 5, "chemist's lines read again in formulas", reads_instead=TYPE1, formula_check=True
+    )
 ).name
 
 
@@ -137,9 +147,11 @@ def calibration_code(rec: Mapping[str, Any]) -> int:
 
 def model_kind(rec: Mapping[str, Any]) -> str:
     """The calibration model fitted for a record: :func:`calibration_kind`, or :data:`SECOND_OPINION` for a Type-1
-    line with a second opinion."""
+    line with a second opinion, :data:`FORMULA_CHECKED` for a Type-1 line read again in formulas."""
     kind = calibration_kind(rec)
-    return SECOND_OPINION if kind == TYPE1 and second_opinion_agrees(rec) is not None else kind
+    if kind == TYPE1 and second_opinion_agrees(rec) is not None:
+        return SECOND_OPINION
+    return FORMULA_CHECKED if kind == TYPE1 and formula_check_agrees(rec) is not None else kind
 
 
 def by_stored_order(names: Sequence[str] | set[str]) -> list[str]:
@@ -176,8 +188,8 @@ class Calibrator:
         for kind, idx in by_kind.items():
             lt = kind if kind in self.top else (KINDS[kind].reads_instead or kind)
             model = self.top.get(lt) or next(iter(self.top.values()))
-            so = KINDS[lt].second_opinion
-            out[idx] = model.predict(np.array([record_features(records[i], so) for i in idx]))
+            so, fc = KINDS[lt].second_opinion, KINDS[lt].formula_check
+            out[idx] = model.predict(np.array([record_features(records[i], so, fc) for i in idx]))
             own[idx] = lt in self.top
         return out, own
 
@@ -196,6 +208,7 @@ class Calibrator:
             "top": {str(KINDS[k].stored): self.top[k].to_json() for k in by_stored_order(set(self.top))},
             "alt_features": list(ALT_FEATURES),
             **({"second_opinion_feature": SECOND_OPINION_FEATURE} if SECOND_OPINION in self.top else {}),
+            **({"formula_check_feature": FORMULA_CHECK_FEATURE} if FORMULA_CHECKED in self.top else {}),
             "alt": None if self.alt is None else self.alt.to_json(),
             "fitted_on": self.fitted_on,
         }

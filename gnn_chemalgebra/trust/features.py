@@ -176,11 +176,24 @@ def second_opinion_agrees(rec: Mapping[str, Any]) -> bool | None:
     return agrees if isinstance(agrees, bool) else None
 
 
-def record_features(rec: Mapping[str, Any], second_opinion: bool = False) -> list[float]:
+FORMULA_CHECK_FEATURE = "formula_check_differs"
+
+
+def formula_check_agrees(rec: Mapping[str, Any]) -> bool | None:
+    """Whether a chemist's SMILES line written has the formulas the formula model wrote for it
+    (``decode.formula_check``; ``None``: no such reading)."""
+    fc = rec.get("formula_check")
+    agrees = fc.get("agrees") if isinstance(fc, Mapping) else None
+    return agrees if isinstance(agrees, bool) else None
+
+
+def record_features(rec: Mapping[str, Any], second_opinion: bool = False, formula_check: bool = False) -> list[float]:
     """The :data:`FEATURES` of a record's written line; with ``second_opinion`` one more
-    (:data:`SECOND_OPINION_FEATURE`), 1.0 when the second opinion wrote another line."""
+    (:data:`SECOND_OPINION_FEATURE`), 1.0 when the second opinion wrote another line; with ``formula_check`` one more
+    (:data:`FORMULA_CHECK_FEATURE`), 1.0 when the formula model's line has other formulas."""
     row = RECORD_FEATURES.vector(WrittenLine.of(rec))
-    return row + ([float(second_opinion_agrees(rec) is False)] if second_opinion else [])
+    row += [float(second_opinion_agrees(rec) is False)] if second_opinion else []
+    return row + ([float(formula_check_agrees(rec) is False)] if formula_check else [])
 
 
 # --------------------------------------------------------------------------- an alternative line's features

@@ -83,6 +83,9 @@ def test_the_bundled_pair_reads_an_amide_coupling_with_the_formula_model() -> No
     amide = "COC(=O)c1ccc(C(C)NC(=O)c2cc(F)cnc2Cl)cc1"
     assert amide not in alone.prediction
     assert Counter(parse_bag(checked.prediction)) == Counter(parse_bag(f"{{1}}Cl.{{1}}{amide}.{{1}}O"))
+    assert alone.formula_check is None
+    assert checked.formula_check is not None and checked.formula_check.agrees
+    assert checked.to_json()["formula_check"] == {"prediction": checked.formula_check.prediction, "agrees": True}
 
 
 @pytest.mark.unit

@@ -325,6 +325,34 @@ def test_a_second_opinion_has_a_model_of_its_own_that_reads_the_disagreement() -
     assert SECOND_OPINION not in plain.top and own[0] and q[0] == pytest.approx(plain.confidence([probe])[0][0])
 
 
+def test_a_line_read_again_in_formulas_has_a_model_of_its_own() -> None:
+    """Chemist's SMILES records carrying the formula model's reading fit their own model, which reads whether the
+    line written has its formulas; a calibration fitted without such records reads them with the Type-1 model."""
+    from gnn_chemalgebra.trust.calibrators import FORMULA_CHECKED, model_kind
+
+    rng = np.random.default_rng(7)
+    recs, ys = [], []
+    for _ in range(1500):
+        agrees = bool(rng.uniform() < 0.6)
+        recs.append(record(-float(rng.exponential(0.3)), 0.9, formula_check={"prediction": "x", "agrees": agrees}))
+        ys.append(bool(rng.uniform() < (0.8 if agrees else 0.2)))
+    assert model_kind(recs[0]) == FORMULA_CHECKED and model_kind(record(-0.1, 0.9, formula_check={})) == TYPE1
+    row = record_features(recs[0], formula_check=True)
+    assert len(row) == len(FEATURES) + 1 and row[:-1] == record_features(recs[0])
+    cal = fit_calibrator(recs, ys)
+    assert FORMULA_CHECKED in cal.top and cal.to_json()["formula_check_feature"] == "formula_check_differs"
+    probe = record(-0.2, 0.9)
+    agree = dict(probe, formula_check={"prediction": "x", "agrees": True})
+    differ = dict(probe, formula_check={"prediction": "y", "agrees": False})
+    p, own = cal.confidence([agree, differ])
+    assert own.all() and p[1] < 0.5 < p[0]
+    again = Calibrator.from_json(json.loads(json.dumps(cal.to_json())))
+    assert again.confidence([differ])[0][0] == pytest.approx(p[1])
+    plain = fit_calibrator([dict(r, formula_check=None) for r in recs], ys)
+    q, own = plain.confidence([differ])
+    assert FORMULA_CHECKED not in plain.top and own[0] and q[0] == pytest.approx(plain.confidence([probe])[0][0])
+
+
 @pytest.mark.parametrize("value", [True, "yes", {}, [], {"agrees": "false"}, {"prediction": "x"}])
 def test_a_malformed_second_opinion_reads_the_type1_model(value: object) -> None:
     from gnn_chemalgebra.trust.calibrators import model_kind
