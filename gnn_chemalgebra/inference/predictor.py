@@ -368,7 +368,7 @@ class Predictor:
             checks = self._formula_checks(chunk)
             with _collector_paused():
                 outs = self._outputs(chunk)
-                results += [self.decode_one(*args, beam, a) for *args, a in zip(chunk, outs, checks, strict=True)]
+                results += [self.decode_one(ex, lo, beam, c) for ex, lo, c in zip(chunk, outs, checks, strict=True)]
         return results
 
     def _formula_checks(self, chunk: Sequence[BagExample]) -> list[FormulaReading | None]:
