@@ -22,7 +22,7 @@ from gnn_chemalgebra.inference.formula_check import agreement, formula_bag, form
 from gnn_chemalgebra.inference.predictor import Predictor, PredictorOptions
 
 BUNDLED = Path(__file__).resolve().parents[2] / "gnn_chemalgebra" / "checkpoints"
-AMIDE_LINE = "{1}O=C(O)c1cc(F)cnc1Cl.{1}COC(=O)c1ccc(C(C)N)cc1.{1}Cl"
+ACETONIDE_LINE = "{1}CCCCc1ccc(O)c(O)c1.{1}Cc1ccc(S(=O)(=O)O)cc1.{1}CC(C)=O.{1}O.{1}c1ccccc1"
 
 
 def _beam(line: str, outcomes: list[tuple[float, str, list[str]]]) -> tuple:
@@ -74,15 +74,17 @@ def _predictor(check: str) -> Predictor:
 
 
 @pytest.mark.integration
-def test_the_bundled_pair_reads_an_amide_coupling_with_the_formula_model() -> None:
-    """2-chloro-5-fluoronicotinic acid and an amine with HCl: the SMILES decoder alone writes the SNAr product
-    (the acid kept), the formula model the amide and water, and with its reading the amide and water are written."""
-    ex = example_from_terms(parse_reaction_input(AMIDE_LINE).terms, vtype=1)
+def test_the_bundled_pair_reads_an_acetonide_formation_with_the_formula_model() -> None:
+    """A catechol and acetone with tosic acid in benzene (a chemist's validation line): the SMILES decoder alone
+    writes another product, the formula model the acetonide's formula and water, and with its reading the
+    acetonide and water are written."""
+    ex = example_from_terms(parse_reaction_input(ACETONIDE_LINE).terms, vtype=1)
     (alone,) = _predictor("").predict([ex])
     (checked,) = _predictor("gnn_formula_chemist.pt").predict([ex])
-    amide = "COC(=O)c1ccc(C(C)NC(=O)c2cc(F)cnc2Cl)cc1"
-    assert amide not in alone.prediction
-    assert Counter(parse_bag(checked.prediction)) == Counter(parse_bag(f"{{1}}Cl.{{1}}{amide}.{{1}}O"))
+    acetonide = "CCCCc1ccc2c(c1)OC(C)(C)O2"
+    assert acetonide not in alone.prediction
+    want = f"{{1}}Cc1ccc(S(=O)(=O)O)cc1.{{1}}O.{{1}}O.{{1}}c1ccccc1.{{1}}{acetonide}"  # water given and made
+    assert Counter(parse_bag(checked.prediction)) == Counter(parse_bag(want))
     assert alone.formula_check is None
     assert checked.formula_check is not None and checked.formula_check.agrees
     assert checked.to_json()["formula_check"] == {"prediction": checked.formula_check.prediction, "agrees": True}
