@@ -72,14 +72,14 @@ def test_the_config_trains_on_both_folders_with_the_rewrites(tmp_path: Path) -> 
 
 def test_the_config_names_its_data_and_is_off_by_default_elsewhere() -> None:
     cfg = load_typed_config(CONFIG)
-    assert cfg.data.extra_dirs == "built/dropped,built/templates"
+    assert cfg.data.extra_dirs == "built/dropped,built/templates400"
     assert cfg.train.init_from.endswith("gnn_smiles_default.pt")
     assert (cfg.data.augment_drop_reagents, cfg.data.augment_salts) == (0.3, 0.2)
     header = CONFIG.read_text().split("\nrun_dir:")[0]
     for command in (
         "gnnca data build --out built/extra --extra",
         "gnnca data dropped built/extra --out built/dropped",
-        "gnnca data templates built/extra --out built/templates",
+        "gnnca data templates built/full --out built/templates400 --per-class 400",
     ):
         assert command in header
     plain = load_typed_config(CONFIG.parent / "gnn_mixed_smiles_identity.yaml")
