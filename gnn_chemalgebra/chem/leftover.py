@@ -19,6 +19,9 @@ from rdkit import Chem
 from .composition import composition_items
 
 MAX_ORDERS = 720  # reactant orders tried by rule C (6!)
+# elements whose atoms RDKit's valence check reads one at a time in a chain of bracket atoms (a bond to a metal is
+# read with the metal: those chains are parsed whole)
+NONMETALS = frozenset({"H", "B", "C", "N", "O", "F", "Si", "P", "S", "Cl", "Se", "Br", "I"})
 
 
 def chain_smiles(labels: Iterable[str]) -> str:
@@ -133,6 +136,15 @@ def _leftover_cached(reactants: tuple[str, ...], p_items: tuple[tuple[str, int],
     return None
 
 
+@functools.cache
+def _takes_bonds(element: str) -> tuple[bool, bool, bool]:
+    """Whether RDKit accepts a neutral bracket atom of ``element`` (one of :data:`NONMETALS`) with no, one and two
+    single bonds (asked of RDKit once per element: its valence check reads each such atom's degree alone, so their
+    chain is accepted exactly when every atom is)."""
+    alone, one, two = (Chem.MolFromSmiles(s) is not None for s in (f"[{element}]", f"[{element}][C]", f"[C][{element}][C]"))
+    return alone, one, two
+
+
 @functools.lru_cache(maxsize=65536)
 def formula_chain_admissible(formula: str) -> bool:
     """Could the builder have written a leftover of this formula?
@@ -142,7 +154,8 @@ def formula_chain_admissible(formula: str) -> bool:
     formula's element groups give a chain RDKit accepts? Every gold leftover of the extra build passes (518
     formulas); ``H2O`` ([O][H][H]: an inner H), ``CH2``, ``H3N`` and ``CH4O`` cannot be leftovers, ``HCl``,
     ``H2``, ``O`` and ``HClO`` can. Ions: the chain carries the charge on one atom label, which a formula does not
-    say, so no verdict (True)."""
+    say, so no verdict (True). The orders are tried as RDKit would read their chains, atom by atom
+    (:func:`_takes_bonds`), instead of parsing each chain: a vocabulary's thousand formulas in milliseconds."""
     from .composition import CHARGE_KEY
     from .formula import parse_formula
 
@@ -152,6 +165,24 @@ def formula_chain_admissible(formula: str) -> bool:
     groups = [(el, n) for el, n in comp.items() if el != CHARGE_KEY and n > 0]
     if not groups:
         return False
+    if any(el not in NONMETALS for el, _ in groups):  # a bond to a metal counts otherwise: RDKit reads the chain
+        orders = itertools.islice(itertools.permutations(groups), MAX_ORDERS)
+        return any(Chem.MolFromSmiles(chain_smiles(el for el, n in o for _ in range(n))) is not None for o in orders)
+    total = sum(n for _, n in groups)
+    if total == 1:
+        return _takes_bonds(groups[0][0])[0]
+    for order in itertools.islice(itertools.permutations(groups), MAX_ORDERS):
+        start, fits = 0, True
+        for el, n in order:
+            takes = _takes_bonds(el)
+            ends = (start == 0) + (start + n == total)  # atoms of this group at an end of the chain: one bond each
+            fits = (ends == 0 or takes[1]) and (n - ends <= 0 or takes[2])
+            if not fits:
+                break
+            start += n
+        if fits:
+            return True
+    return False
     for order in itertools.islice(itertools.permutations(groups), MAX_ORDERS):
         if Chem.MolFromSmiles(chain_smiles(el for el, n in order for _ in range(n))) is not None:
             return True
