@@ -141,7 +141,8 @@ def _takes_bonds(element: str) -> tuple[bool, bool, bool]:
     """Whether RDKit accepts a neutral bracket atom of ``element`` (one of :data:`NONMETALS`) with no, one and two
     single bonds (asked of RDKit once per element: its valence check reads each such atom's degree alone, so their
     chain is accepted exactly when every atom is)."""
-    alone, one, two = (Chem.MolFromSmiles(s) is not None for s in (f"[{element}]", f"[{element}][C]", f"[C][{element}][C]"))
+    probes = (f"[{element}]", f"[{element}][C]", f"[C][{element}][C]")
+    alone, one, two = (Chem.MolFromSmiles(p) is not None for p in probes)
     return alone, one, two
 
 
