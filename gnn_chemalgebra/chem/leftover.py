@@ -166,25 +166,26 @@ def formula_chain_admissible(formula: str) -> bool:
     groups = [(el, n) for el, n in comp.items() if el != CHARGE_KEY and n > 0]
     if not groups:
         return False
-    if any(el not in NONMETALS for el, _ in groups):  # a bond to a metal counts otherwise: RDKit reads the chain
-        orders = itertools.islice(itertools.permutations(groups), MAX_ORDERS)
-        return any(Chem.MolFromSmiles(chain_smiles(el for el, n in o for _ in range(n))) is not None for o in orders)
     total = sum(n for _, n in groups)
+    metal = any(el not in NONMETALS for el, _ in groups)  # a bond to a metal counts otherwise: parse the chain
+    orders = itertools.islice(itertools.permutations(groups), MAX_ORDERS)
+    return any(_chain_parses(o) if metal else _chain_reads(o, total) for o in orders)
+
+
+def _chain_parses(order: Sequence[tuple[str, int]]) -> bool:
+    """RDKit accepts the chain of these element groups, in this order."""
+    return Chem.MolFromSmiles(chain_smiles(el for el, n in order for _ in range(n))) is not None
+
+
+def _chain_reads(order: Sequence[tuple[str, int]], total: int) -> bool:
+    """:func:`_chain_parses` for groups of :data:`NONMETALS`, read atom by atom (:func:`_takes_bonds`)."""
     if total == 1:
-        return _takes_bonds(groups[0][0])[0]
-    for order in itertools.islice(itertools.permutations(groups), MAX_ORDERS):
-        start, fits = 0, True
-        for el, n in order:
-            takes = _takes_bonds(el)
-            ends = (start == 0) + (start + n == total)  # atoms of this group at an end of the chain: one bond each
-            fits = (ends == 0 or takes[1]) and (n - ends <= 0 or takes[2])
-            if not fits:
-                break
-            start += n
-        if fits:
-            return True
-    return False
-    for order in itertools.islice(itertools.permutations(groups), MAX_ORDERS):
-        if Chem.MolFromSmiles(chain_smiles(el for el, n in order for _ in range(n))) is not None:
-            return True
-    return False
+        return _takes_bonds(order[0][0])[0]
+    start = 0
+    for el, n in order:
+        _, one, two = _takes_bonds(el)
+        ends = (start == 0) + (start + n == total)  # atoms of this group at an end of the chain: one bond each
+        if (ends and not one) or (n > ends and not two):
+            return False
+        start += n
+    return True
