@@ -90,6 +90,10 @@ class CalibrationKind:
     formula_check: bool = False  # its model reads :data:`~.features.FORMULA_CHECK_FEATURE` too
     calibrator: str = LINEAR  # the calibrator a fit uses for this kind (:data:`CALIBRATORS`)
 
+    def features(self, rec: Mapping[str, Any]) -> list[float]:
+        """The feature row this kind's model reads for ``rec``."""
+        return record_features(rec, self.second_opinion, self.formula_check)
+
 
 KINDS: dict[str, CalibrationKind] = {}
 
@@ -188,8 +192,7 @@ class Calibrator:
         for kind, idx in by_kind.items():
             lt = kind if kind in self.top else (KINDS[kind].reads_instead or kind)
             model = self.top.get(lt) or next(iter(self.top.values()))
-            so, fc = KINDS[lt].second_opinion, KINDS[lt].formula_check
-            out[idx] = model.predict(np.array([record_features(records[i], so, fc) for i in idx]))
+            out[idx] = model.predict(np.array([KINDS[lt].features(records[i]) for i in idx]))
             own[idx] = lt in self.top
         return out, own
 

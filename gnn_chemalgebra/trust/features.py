@@ -168,12 +168,17 @@ FEATURES: tuple[str, ...] = RECORD_FEATURES.names
 SECOND_OPINION_FEATURE = "second_opinion_differs"
 
 
+def _agrees(rec: Mapping[str, Any], field: str) -> bool | None:
+    """The ``agrees`` of a record's second reading ``field`` (``None``: none, or not a usable one)."""
+    reading = rec.get(field)
+    agrees = reading.get("agrees") if isinstance(reading, Mapping) else None
+    return agrees if isinstance(agrees, bool) else None
+
+
 def second_opinion_agrees(rec: Mapping[str, Any]) -> bool | None:
     """Whether a record's second opinion wrote the same line (``None``: no usable second opinion, which the
     Type-1 model reads)."""
-    so = rec.get("second_opinion")
-    agrees = so.get("agrees") if isinstance(so, Mapping) else None
-    return agrees if isinstance(agrees, bool) else None
+    return _agrees(rec, "second_opinion")
 
 
 FORMULA_CHECK_FEATURE = "formula_check_differs"
@@ -182,9 +187,7 @@ FORMULA_CHECK_FEATURE = "formula_check_differs"
 def formula_check_agrees(rec: Mapping[str, Any]) -> bool | None:
     """Whether a chemist's SMILES line written has the formulas the formula model wrote for it
     (``decode.formula_check``; ``None``: no such reading)."""
-    fc = rec.get("formula_check")
-    agrees = fc.get("agrees") if isinstance(fc, Mapping) else None
-    return agrees if isinstance(agrees, bool) else None
+    return _agrees(rec, "formula_check")
 
 
 def record_features(rec: Mapping[str, Any], second_opinion: bool = False, formula_check: bool = False) -> list[float]:

@@ -25,7 +25,7 @@ from .calibrators import (
 from .candidates import candidate_lines
 from .coefficients import CoefficientRule, fit_rule
 from .domain import DomainIndex
-from .features import alternative_features, record_features
+from .features import alternative_features
 from .linear import LinearModel
 from .outcomes import TrainingOutcomes
 
@@ -59,7 +59,7 @@ def fit_calibrator(
         if len(set(y[idx].tolist())) < 2:  # nothing to tell apart: this kind reads another kind's model
             per_kind[stored]["fitted"] = False
             continue
-        X = np.array([record_features(records[i], KINDS[kind].second_opinion, KINDS[kind].formula_check) for i in idx])
+        X = np.array([KINDS[kind].features(records[i]) for i in idx])
         name = (calibrators or {}).get(kind, KINDS[kind].calibrator)
         top[kind] = calibrator_named(name).fit(X, y[idx], C)
         per_kind[stored]["calibrator"] = name
